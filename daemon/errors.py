@@ -1,0 +1,57 @@
+"""One exception type per failure kind, each carrying the file and an actionable message.
+
+Front ends turn these into exit code 2 (CLI), an Error diagnostic (LSP) or a dialog
+(viewer); nothing below them prints or exits.
+"""
+
+from __future__ import annotations
+
+
+class SvglooError(Exception):
+    """Base class: ``file`` is the document's name, ``message`` says what is wrong."""
+
+    kind = "error"
+
+    def __init__(self, file: str | None, message: str, *, line: int | None = None,
+                 column: int | None = None):
+        super().__init__(message)
+        self.file = file or "<input>"
+        self.message = message
+        self.line = line  # 0-based, when the problem has a position
+        self.column = column
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line + 1}"
+            if self.column is not None:
+                where += f":{self.column + 1}"
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "file": self.file, "message": self.message,
+                "line": self.line, "column": self.column}
+
+
+class InputError(SvglooError):
+    """Unreadable, malformed or non-SVG input."""
+
+    kind = "input"
+
+
+class LimitError(SvglooError):
+    """The document exceeds a safety limit (size, elements, <use> expansion, time, memory)."""
+
+    kind = "limit"
+
+
+class RenderError(SvglooError):
+    """The renderer failed on an otherwise valid document."""
+
+    kind = "render"
+
+
+class ConfigError(SvglooError):
+    """Bad settings: unknown backbone, unusable reference, missing weights."""
+
+    kind = "config"

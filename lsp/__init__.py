@@ -1,0 +1,1 @@
+"""svgloo language server (pygls): translates engine results into LSP diagnostics."""

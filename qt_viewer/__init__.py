@@ -1,0 +1,1 @@
+"""svgloo PyQt6 viewer: windows and widgets over the engine's results."""

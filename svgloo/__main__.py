@@ -1,0 +1,3 @@
+from svgloo.cli import main
+
+raise SystemExit(main())

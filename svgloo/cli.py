@@ -1,0 +1,66 @@
+"""The ``svgloo`` command: a thin dispatcher over subcommand modules.
+
+Each subcommand lives next to the code it fronts and exposes ``register(subparsers)``,
+which adds its parser and sets ``func`` (``args -> exit code``). Modules are imported
+here only to build the parsers, so they must not import torch or Qt at module level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from svgloo import __version__
+
+SUBCOMMAND_MODULES = [
+    "svgloo.daemon.cli_score",
+    "svgloo.daemon.cli_structure",
+    "svgloo.daemon.cli_bench",
+    "svgloo.daemon.cli_batch",
+    "svgloo.daemon.cli_daemon",
+    "svgloo.lsp.cli",
+    "svgloo.qt_viewer.cli",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="svgloo",
+        description="Leave-one-out analysis of SVG files: which elements help the picture, "
+                    "which hurt it, and how cleanly the structure maps onto what it shows.")
+    parser.add_argument("--version", action="version", version=f"svgloo {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # that front end is not part of this build
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from svgloo.daemon.errors import SvglooError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except SvglooError as exc:
+        print(f"svgloo: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("svgloo: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
