@@ -86,11 +86,10 @@ async function stop(): Promise<void> {
   client = undefined;
   if (running) {
     try {
-      await running.stop();
+      await running.dispose(); // stops the server (shutdown/exit), then frees the client
     } catch (err) {
-      output.appendLine(`svgloo: error while stopping the server: ${String(err)}`);
+      output.appendLine(`svgloo: error while stopping the server: ${errorText(err)}`);
     }
-    await running.dispose();
   }
 }
 
