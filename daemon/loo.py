@@ -17,8 +17,9 @@ render of the whole document. Sweeps run in chunks so memory stays bounded.
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -179,7 +180,11 @@ def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 
 def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
              pool: RenderPool | None = None, progress: ProgressFn | None = None,
-             sweep_memory_bytes: int = SWEEP_MEMORY_BYTES) -> LooResult:
+             sweep_memory_bytes: int = SWEEP_MEMORY_BYTES,
+             layer_cache: MutableMapping | None = None) -> LooResult:
+    """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
+    kept by a long-lived caller (the daemon) so that after a small edit only the layers
+    whose text changed are rendered again."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
     full, full_s = render_full(us, size, pool, limits)
@@ -199,9 +204,13 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
             for k in block.units:
                 requests.append((b, k))
                 layer_texts.append(texts.keeping(members - {k}))
+    keys = [_layer_key(t, size) for t in layer_texts]
+    cache = layer_cache if layer_cache is not None else {}
+    missing = [i for i, key in enumerate(keys) if key not in cache]
     per_job = _jobs_per_chunk(full_s / max(1, n) * 4, limits)
-    jobs = [(chunk, size, limits, us.doc.name) for chunk in chunked(layer_texts, per_job)]
-    total = len(layer_texts)
+    jobs = [([layer_texts[i] for i in chunk], size, limits, us.doc.name)
+            for chunk in chunked(missing, per_job)]
+    total = len(missing)
     done = [0]
 
     def tick(j):
@@ -209,8 +218,11 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
         if progress:
             progress(min(done[0], total), total)
 
-    rendered = [layer for chunk in pool.map(job_render_layers, jobs, us.doc.name,
-                                            on_done=tick) for layer in chunk]
+    fresh = [layer for chunk in pool.map(job_render_layers, jobs, us.doc.name, on_done=tick)
+             for layer in chunk]
+    for i, layer in zip(missing, fresh):
+        cache[keys[i]] = layer
+    rendered = [cache[key] for key in keys]
     t_render = time.perf_counter() - t0
 
     block_layer: list[tuple[Box | None, np.ndarray | None]] = [(None, None)] * len(blocks)
@@ -231,9 +243,13 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     patches: list[Patch | None] = [None] * n
     _composite(size, blocks, block_layer, without_layer, regions, patches,
                sweep_memory_bytes)
-    return LooResult(full, patches, "fast", renders=total + 1, blocks=blocks,
+    return LooResult(full, patches, "fast", renders=len(missing) + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render})
+
+
+def _layer_key(text: str, size: int) -> str:
+    return hashlib.blake2b(f"{size}\0{text}".encode(), digest_size=16).hexdigest()
 
 
 def _to_float(layer: np.ndarray) -> np.ndarray:
@@ -308,9 +324,10 @@ def _composite(size, blocks, block_layer, without_layer, regions, patches, budge
 
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
-                  progress: ProgressFn | None = None) -> LooResult:
+                  progress: ProgressFn | None = None,
+                  layer_cache: MutableMapping | None = None) -> LooResult:
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":
-        return loo_fast(us, size, limits, pool, progress)
+        return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache)
     raise ValueError(f"unknown leave-one-out method {method!r} (fast or naive)")

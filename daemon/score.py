@@ -78,8 +78,12 @@ def _render_svg_reference(path: str, size: int, limits: Limits, pool: RenderPool
 
 def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                    pool: RenderPool | None = None, progress=None,
-                   backbone=None) -> ScoreRun:
-    """Score every unit of a parsed document. Raises SvglooError subclasses only."""
+                   backbone=None, layer_cache=None) -> ScoreRun:
+    """Score every unit of a parsed document. Raises SvglooError subclasses only.
+
+    ``progress(done, total)`` is called as renders finish; ``backbone`` overrides the
+    settings' backbone with a loaded instance; ``layer_cache`` (a mapping kept by the
+    caller) lets the fast method reuse layer renders across calls."""
     t0 = time.perf_counter()
     limits = settings.limits
     pool = pool or shared_pool(limits)
@@ -102,7 +106,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                                     f"text ({spec.source}); use --backbone clip or give a "
                                     "reference image")
 
-    loo = leave_one_out(units, settings.method, settings.size, limits, pool, progress)
+    loo = leave_one_out(units, settings.method, settings.size, limits, pool, progress,
+                        layer_cache=layer_cache)
     t_score = time.perf_counter()
     reference = load_reference(
         spec, settings.size, loo.full,

@@ -1,0 +1,36 @@
+"""Shared fixtures. The real-SVG corpus lives beside the repository in ../shared/corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+EXAMPLES = REPO / "examples"
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*/*.svg"))
+
+
+def corpus_manifest() -> list[dict]:
+    return json.loads((CORPUS / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("the shared corpus (../shared/corpus) is not present")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def render_pool():
+    from svgloo.daemon.workers import RenderPool
+
+    pool = RenderPool()
+    yield pool
+    pool.close()
