@@ -80,3 +80,67 @@ def tiny_clipseg_dir(tmp_dir: Path, seed: int = 0) -> Path:
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
+
+
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>",
+                 "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+
+# Qwen-style chat template (the real checkpoints ship their own with the processor).
+QWEN_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}"
+    "<|vision_start|><|image_pad|><|vision_end|>{% elif c['type'] == 'text' %}{{ c['text'] }}"
+    "{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def tiny_qwen2vl_dir(tmp_dir: Path, seed: int = 0) -> Path:
+    """Save a tiny random Qwen2-VL (Qwen2VLForConditionalGeneration) and a Qwen2VLProcessor
+    with a byte-level tokenizer built from a handwritten vocabulary; returns the dir."""
+    import torch
+    from tokenizers import AddedToken
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import (Qwen2Tokenizer, Qwen2VLConfig, Qwen2VLForConditionalGeneration,
+                              Qwen2VLImageProcessor, Qwen2VLProcessor, Qwen2VLVideoProcessor)
+
+    vocab = {}
+    for ch in sorted(ByteLevel.alphabet()):
+        vocab[ch] = len(vocab)
+    for tok in QWEN_SPECIALS:
+        vocab[tok] = len(vocab)
+    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=[], eos_token="<|im_end|>",
+                               pad_token="<|endoftext|>", unk_token=None,
+                               model_max_length=512)
+    tokenizer.add_tokens([AddedToken(t, special=True) for t in QWEN_SPECIALS],
+                         special_tokens=True)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIALS}
+    image_processor = Qwen2VLImageProcessor(size={"shortest_edge": 28 * 28,
+                                                  "longest_edge": 56 * 56})
+    video_processor = Qwen2VLVideoProcessor(size={"shortest_edge": 28 * 28,
+                                                  "longest_edge": 56 * 56})
+    processor = Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                 video_processor=video_processor,
+                                 chat_template=QWEN_CHAT_TEMPLATE)
+    cfg = Qwen2VLConfig(
+        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         max_position_embeddings=1024,
+                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                          "mrope_section": [2, 3, 3]},
+                         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
+                         pad_token_id=ids["<|endoftext|>"]),
+        vision_config=dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2,
+                           patch_size=14, temporal_patch_size=2, spatial_merge_size=2),
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+    )
+    torch.manual_seed(seed)
+    model = Qwen2VLForConditionalGeneration(cfg).eval()
+    model.generation_config.eos_token_id = ids["<|im_end|>"]
+    model.generation_config.pad_token_id = ids["<|endoftext|>"]
+    out = Path(tmp_dir) / "tiny-qwen2-vl"
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    return out
