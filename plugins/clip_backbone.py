@@ -33,7 +33,7 @@ def _resolve_model_name(model_name: str) -> str:
         raise ConfigError(None, "no open_clip model name given")
     if model_name.startswith(_SCHEMAS):
         return model_name
-    looks_like_path = model_name.endswith(".json") or os.sep in model_name
+    looks_like_path = model_name.endswith(".json") or os.path.isfile(model_name)
     if looks_like_path:
         path = Path(model_name).expanduser()
         if not path.is_file():
@@ -47,6 +47,7 @@ def _resolve_model_name(model_name: str) -> str:
                                     "(needs embed_dim, vision_cfg and text_cfg)")
         open_clip.add_model_config(path)
         return path.stem
+    model_name = model_name.replace("/", "-")  # open_clip accepts "ViT-B/32" for "ViT-B-32"
     if model_name not in open_clip.list_models():
         raise ConfigError(None, f"unknown open_clip model {model_name!r}; see "
                                 "open_clip.list_models(), or pass a JSON model config path")

@@ -166,3 +166,23 @@ def test_entry_points_resolve():
     assert load_plugin("svgloo.backbones", "clip") is ClipBackbone
     assert load_plugin("svgloo.grounders", "clipseg").name == "clipseg"
     assert load_plugin("svgloo.concepts", "vlm").name == "vlm"
+
+
+def test_slash_name_and_missing_torch_are_handled():
+    from svgloo.plugins.clip_backbone import _resolve_model_name
+
+    assert _resolve_model_name("ViT-B/32") == "ViT-B-32"
+    code = ("import sys; sys.modules['torch'] = None; sys.modules['open_clip'] = None\n"
+            "from svgloo.daemon.errors import ConfigError\n"
+            "from svgloo.plugins.clip_backbone import ClipBackbone\n"
+            "from svgloo.plugins.clipseg_grounder import ClipSegGrounder\n"
+            "from svgloo.plugins.vlm_concepts import VlmConceptSource\n"
+            "for cls in (ClipBackbone, ClipSegGrounder, VlmConceptSource):\n"
+            "    try:\n"
+            "        cls(device='cpu')\n"
+            "    except ConfigError as e:\n"
+            "        assert 'not installed' in e.message and 'pip install' in e.message, e.message\n"
+            "    else:\n"
+            "        raise AssertionError(cls)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
