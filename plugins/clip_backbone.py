@@ -96,7 +96,9 @@ class ClipBackbone:
             raise
         except Exception as e:  # RuntimeError/FileNotFoundError/OSError from open_clip/hub
             what = weights or f"pretrained={pretrained!r}"
-            raise ConfigError(None, f"cannot load open_clip {model_name} ({what}): {e}") from None
+            hint = "" if weights else (" (offline? run once with internet access to fill the "
+                                       "cache, or pass weights=<local checkpoint>)")
+            raise ConfigError(None, f"cannot load open_clip {model_name} ({what}): {e}{hint}") from None
         model.eval()
         self.model = model
         self.preprocess = preprocess
