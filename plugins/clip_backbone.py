@@ -1,0 +1,221 @@
+"""CLIP similarity backbone (open_clip): cosine similarity of image embeddings against an
+image, text or self reference.
+
+torch and open_clip are imported lazily (inside functions), so listing entry points works
+on the base install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from svgloo.daemon.errors import ConfigError
+from svgloo.plugins.base import Reference
+from svgloo.plugins.torch_util import as_rgb_uint8, pick_device, require
+
+_SCHEMAS = ("hf-hub:", "local-dir:")
+
+
+def _resolve_model_name(model_name: str) -> str:
+    """Register a JSON config file with open_clip and return the name to create it by.
+
+    Accepts a built-in name ("ViT-B-32"), a name registered with
+    ``open_clip.add_model_config``, an ``hf-hub:``/``local-dir:`` identifier, or a path to
+    a JSON model config (its file stem becomes the model name).
+    """
+    open_clip = require("open_clip", "clip")
+    if not model_name:
+        raise ConfigError(None, "no open_clip model name given")
+    if model_name.startswith(_SCHEMAS):
+        return model_name
+    looks_like_path = model_name.endswith(".json") or os.path.isfile(model_name)
+    if looks_like_path:
+        path = Path(model_name).expanduser()
+        if not path.is_file():
+            raise ConfigError(None, f"open_clip model config file not found: {model_name}")
+        try:
+            cfg = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ConfigError(None, f"cannot read open_clip model config {model_name}: {e}") from None
+        if not isinstance(cfg, dict) or not all(k in cfg for k in ("embed_dim", "vision_cfg", "text_cfg")):
+            raise ConfigError(None, f"{model_name} is not an open_clip model config "
+                                    "(needs embed_dim, vision_cfg and text_cfg)")
+        open_clip.add_model_config(path)
+        return path.stem
+    model_name = model_name.replace("/", "-")  # open_clip accepts "ViT-B/32" for "ViT-B-32"
+    if model_name not in open_clip.list_models():
+        raise ConfigError(None, f"unknown open_clip model {model_name!r}; see "
+                                "open_clip.list_models(), or pass a JSON model config path")
+    return model_name
+
+
+class ClipBackbone:
+    """open_clip CLIP: S = cos(embed(image), embed(reference)).
+
+    ``weights`` is a local checkpoint (state_dict saved with torch.save, .pt/.bin/.safetensors);
+    without it the ``pretrained`` tag is used (downloaded by open_clip on first use, like any
+    open_clip user would).
+    """
+
+    name = "clip"
+    takes_text = True
+
+    def __init__(self, device: str | None = None, weights: str | None = None,
+                 model_name: str = "ViT-B-32", pretrained: str | None = "openai",
+                 batch_size: int = 32):
+        torch = require("torch", "clip")
+        open_clip = require("open_clip", "clip")
+        self.device = pick_device(device)
+        self.batch_size = max(1, int(batch_size))
+        self.model_name = _resolve_model_name(model_name)
+        kwargs: dict[str, Any] = {}
+        if weights:
+            weights = os.fspath(weights)
+            if not os.path.isfile(weights):
+                raise ConfigError(None, f"CLIP weights file not found: {weights}")
+            source = weights
+            label = os.path.basename(weights)
+        else:
+            source = pretrained or None
+            label = pretrained or "random-init"
+            # The openai ViT-B-32 tag was trained with QuickGELU; the plain config uses GELU.
+            # Match the tag so the weights mean what they were trained to mean.
+            tag_cfg = open_clip.pretrained.get_pretrained_cfg(self.model_name, pretrained or "")
+            if tag_cfg.get("quick_gelu") and not self.model_name.endswith("quickgelu"):
+                kwargs["force_quick_gelu"] = True
+        try:
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                self.model_name, pretrained=source, device=self.device, **kwargs)
+            tokenizer = open_clip.get_tokenizer(self.model_name)
+        except ConfigError:
+            raise
+        except Exception as e:  # RuntimeError/FileNotFoundError/OSError from open_clip/hub
+            what = weights or f"pretrained={pretrained!r}"
+            hint = "" if weights else (" (offline? run once with internet access to fill the "
+                                       "cache, or pass weights=<local checkpoint>)")
+            raise ConfigError(None, f"cannot load open_clip {model_name} ({what}): {e}{hint}") from None
+        model.eval()
+        self.model = model
+        self.preprocess = preprocess
+        self.tokenizer = tokenizer
+        self.description = f"open_clip {self.model_name} {label} ({self.device})"
+        self._torch = torch
+
+    # -- weights -------------------------------------------------------------------------
+
+    @classmethod
+    def weights_available(cls, weights: str | None = None, model_name: str = "ViT-B-32",
+                          pretrained: str | None = "openai") -> bool:
+        """True if ``weights`` is an existing file, or the ``pretrained`` tag's weights are
+        already in the local cache (HF hub cache, or open_clip's ~/.cache/clip for URL
+        downloads). Never downloads."""
+        if weights:
+            return os.path.isfile(os.fspath(weights))
+        if not pretrained:
+            return False
+        if os.path.isfile(pretrained):
+            return True
+        try:
+            import open_clip
+        except ImportError:
+            return False
+        name = model_name.replace("/", "-")
+        cfg = open_clip.pretrained.get_pretrained_cfg(name, pretrained)
+        if not cfg:
+            return False
+        if cfg.get("file"):
+            return os.path.isfile(cfg["file"])
+        hub = cfg.get("hf_hub", "")
+        if hub:
+            try:
+                from huggingface_hub import try_to_load_from_cache
+            except ImportError:
+                try_to_load_from_cache = None
+            if try_to_load_from_cache is not None:
+                from open_clip.constants import HF_SAFE_WEIGHTS_NAME, HF_WEIGHTS_NAME
+                repo, filename = os.path.split(hub)
+                filename = filename or HF_WEIGHTS_NAME
+                names = [filename]
+                if filename == HF_WEIGHTS_NAME:
+                    names.insert(0, HF_SAFE_WEIGHTS_NAME)
+                elif filename.endswith((".bin", ".pth")):
+                    names.insert(0, filename[:-4] + ".safetensors")
+                for fn in names:
+                    try:
+                        hit = try_to_load_from_cache(repo_id=repo, filename=fn)
+                    except Exception:
+                        hit = None
+                    if isinstance(hit, str) and os.path.isfile(hit):
+                        return True
+        url = cfg.get("url", "")
+        if url:
+            return os.path.isfile(os.path.join(os.path.expanduser("~/.cache/clip"),
+                                               os.path.basename(url)))
+        return False
+
+    # -- embedding -----------------------------------------------------------------------
+
+    def _pixels(self, images: list[np.ndarray]):
+        from PIL import Image
+
+        batch = [self.preprocess(Image.fromarray(as_rgb_uint8(im), "RGB")) for im in images]
+        return self._torch.stack(batch).to(self.device)
+
+    def embed_images(self, images: np.ndarray | list[np.ndarray],
+                     batch_size: int | None = None) -> np.ndarray:
+        """(N, D) float64 L2-normalised image embeddings."""
+        torch = self._torch
+        bs = max(1, int(batch_size or self.batch_size))
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(images), bs):
+                feats = self.model.encode_image(self._pixels(list(images[i:i + bs])))
+                out.append(feats.float().cpu().numpy().astype(np.float64))
+        if not out:
+            dim = int(getattr(self.model, "embed_dim", 0) or 0)
+            return np.zeros((0, dim), np.float64)
+        return _l2(np.concatenate(out, axis=0))
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """(N, D) float64 L2-normalised text embeddings."""
+        torch = self._torch
+        with torch.inference_mode():
+            tokens = self.tokenizer(list(texts)).to(self.device)
+            feats = self.model.encode_text(tokens)
+        return _l2(feats.float().cpu().numpy().astype(np.float64))
+
+    # -- Backbone protocol ---------------------------------------------------------------
+
+    def prepare(self, reference: Reference) -> np.ndarray:
+        kind = reference.kind
+        if kind in ("image", "self"):
+            if reference.image is None:
+                raise ConfigError(None, f"{kind} reference from {reference.source} has no image")
+            return self.embed_images([as_rgb_uint8(reference.image, "reference image")])[0]
+        if kind == "text":
+            if not reference.text or not reference.text.strip():
+                raise ConfigError(None, f"text reference from {reference.source} is empty")
+            return self.embed_texts([reference.text])[0]
+        raise ConfigError(None, f"unknown reference kind {kind!r} (image, text or self)")
+
+    def similarity(self, images: np.ndarray, prepared: Any, batch_size: int | None = None) -> np.ndarray:
+        images = np.asarray(images)
+        if images.ndim == 3:
+            images = images[None]
+        if images.ndim != 4:
+            raise ConfigError(None, f"images must be (N, H, W, 3), got shape {images.shape}")
+        ref = np.asarray(prepared, dtype=np.float64).reshape(-1)
+        if len(images) == 0:
+            return np.zeros((0,), np.float64)
+        emb = self.embed_images(images, batch_size=batch_size)
+        return np.clip(emb @ ref, -1.0, 1.0).astype(np.float64)
+
+
+def _l2(x: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.maximum(n, 1e-12)
