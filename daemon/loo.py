@@ -192,60 +192,125 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     blocks = compute_blocks(us)
     # Structural selectors see siblings, resources included: then keep every resource.
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
+    renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
+                              _jobs_per_chunk(full_s / max(1, n) * 4, limits), progress)
 
-    # One render per block, plus one per unit of each multi-unit block.
-    requests: list[tuple[int, int | None]] = []  # (block, unit left out or None)
-    layer_texts: list[str] = []
+    # Round 1: every block as a layer; members of local blocks alone (to find where each
+    # acts); members of other multi-unit blocks: the block without each of them.
+    local_multi = [b for b, blk in enumerate(blocks) if len(blk) > 1 and blk.local]
+    round1: list[tuple[str, int]] = [("block", b) for b in range(len(blocks))]
     for b, block in enumerate(blocks):
-        members = set(block.units)
-        requests.append((b, None))
-        layer_texts.append(texts.keeping(members))
         if len(block) > 1:
-            for k in block.units:
-                requests.append((b, k))
-                layer_texts.append(texts.keeping(members - {k}))
-    keys = [_layer_key(t, size) for t in layer_texts]
-    cache = layer_cache if layer_cache is not None else {}
-    missing = [i for i, key in enumerate(keys) if key not in cache]
-    per_job = _jobs_per_chunk(full_s / max(1, n) * 4, limits)
-    jobs = [([layer_texts[i] for i in chunk], size, limits, us.doc.name)
-            for chunk in chunked(missing, per_job)]
-    total = len(missing)
-    done = [0]
+            kind = "solo" if block.local else "without"
+            round1.extend((kind, k) for k in block.units)
+    layers1 = renderer.render([_layer_text(texts, blocks, req) for req in round1])
+    block_layer = [None] * len(blocks)
+    solo: dict[int, tuple] = {}
+    without_layer: dict[int, tuple] = {}
+    unit_region: list[Box | None] = [None] * n
+    for (kind, i), layer in zip(round1, layers1):
+        if kind == "block":
+            block_layer[i] = layer
+        elif kind == "solo":
+            solo[i] = layer
+        else:
+            without_layer[i] = layer
 
-    def tick(j):
-        done[0] += len(jobs[j][0])
-        if progress:
-            progress(min(done[0], total), total)
-
-    fresh = [layer for chunk in pool.map(job_render_layers, jobs, us.doc.name, on_done=tick)
-             for layer in chunk]
-    for i, layer in zip(missing, fresh):
-        cache[keys[i]] = layer
-    rendered = [cache[key] for key in keys]
+    # Round 2, local blocks: each member's neighbourhood (members overlapping it), without
+    # it. Inside the member's own box that equals the whole block without it.
+    round2: list[tuple[int, set[int]]] = []
+    for b in local_multi:
+        members = list(blocks[b].units)
+        boxes = {k: _grow(solo[k][0], 1, size) for k in members}
+        for k in members:
+            unit_region[k] = boxes[k]
+            if boxes[k] is None:
+                without_layer[k] = (None, None)
+                continue
+            near = {j for j in members if j != k and _intersects(boxes[j], boxes[k])}
+            if near:
+                round2.append((k, near))
+            else:
+                without_layer[k] = (None, None)
+    layers2 = renderer.render([texts.keeping(near) for _, near in round2])
+    for (k, _), layer in zip(round2, layers2):
+        without_layer[k] = layer
     t_render = time.perf_counter() - t0
 
-    block_layer: list[tuple[Box | None, np.ndarray | None]] = [(None, None)] * len(blocks)
-    without_layer: dict[int, tuple[Box | None, np.ndarray | None]] = {}
-    for (b, k), layer in zip(requests, rendered):
-        if k is None:
-            block_layer[b] = layer
-        else:
-            without_layer[k] = layer
     regions: list[Box | None] = []
     for b, block in enumerate(blocks):
         region = block_layer[b][0]
-        if len(block) > 1:
+        if len(block) > 1 and not block.local:
             for k in block.units:
                 region = union_box(region, without_layer[k][0])
+            for k in block.units:
+                unit_region[k] = region
+        elif len(block) > 1:
+            for k in block.units:
+                region = union_box(region, unit_region[k])
+        else:
+            unit_region[block.lo] = region
         regions.append(region)
 
     patches: list[Patch | None] = [None] * n
-    _composite(size, blocks, block_layer, without_layer, regions, patches,
+    _composite(size, blocks, block_layer, without_layer, regions, unit_region, patches,
                sweep_memory_bytes)
-    return LooResult(full, patches, "fast", renders=len(missing) + 1, blocks=blocks,
+    return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render})
+
+
+def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]) -> str:
+    kind, i = request
+    if kind == "block":
+        return texts.keeping(set(blocks[i].units))
+    if kind == "solo":
+        return texts.keeping({i})
+    block = next(b for b in blocks if b.lo <= i <= b.hi)
+    return texts.keeping(set(block.units) - {i})
+
+
+class _LayerRenderer:
+    """Renders layer texts through the pool, reusing a caller's layer cache."""
+
+    def __init__(self, name, size, limits, pool, cache, per_job, progress):
+        self.name, self.size, self.limits, self.pool = name, size, limits, pool
+        self.cache = cache if cache is not None else {}
+        self.per_job = per_job
+        self.progress = progress
+        self.renders = 0
+
+    def render(self, layer_texts: list[str]) -> list[tuple]:
+        keys = [_layer_key(t, self.size) for t in layer_texts]
+        missing = list({key: i for i, key in enumerate(keys) if key not in self.cache}.values())
+        jobs = [([layer_texts[i] for i in chunk], self.size, self.limits, self.name)
+                for chunk in chunked(missing, self.per_job)]
+        done = [0]
+        total = len(missing)
+
+        def tick(j):
+            done[0] += len(jobs[j][0])
+            if self.progress:
+                self.progress(min(done[0], total), total)
+
+        fresh = [layer for chunk in self.pool.map(job_render_layers, jobs, self.name,
+                                                  on_done=tick) for layer in chunk]
+        for i, layer in zip(missing, fresh):
+            self.cache[keys[i]] = layer
+        self.renders += len(missing)
+        return [self.cache[key] for key in keys]
+
+
+def _grow(box: Box | None, margin: int, size: int) -> Box | None:
+    if box is None:
+        return None
+    return (max(0, box[0] - margin), min(size, box[1] + margin),
+            max(0, box[2] - margin), min(size, box[3] + margin))
+
+
+def _intersects(a: Box | None, b: Box | None) -> bool:
+    return (a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
+            and a[2] < b[3] and b[2] < a[3])
 
 
 def _layer_key(text: str, size: int) -> str:
@@ -269,13 +334,18 @@ def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarr
     y0, y1, x0, x1 = region
     out = np.zeros((y1 - y0, x1 - x0, 4), np.float32)
     box, pixels = layer
-    if box is not None:
-        by0, by1, bx0, bx1 = box
-        out[by0 - y0:by1 - y0, bx0 - x0:bx1 - x0] = _to_float(pixels)
+    if box is None:
+        return out
+    iy0, iy1 = max(y0, box[0]), min(y1, box[1])
+    ix0, ix1 = max(x0, box[2]), min(x1, box[3])
+    if iy0 < iy1 and ix0 < ix1:
+        out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = _to_float(
+            pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]])
     return out
 
 
-def _composite(size, blocks, block_layer, without_layer, regions, patches, budget):
+def _composite(size, blocks, block_layer, without_layer, regions, unit_region, patches,
+               budget):
     area = lambda r: 0 if r is None else (r[1] - r[0]) * (r[3] - r[2])  # noqa: E731
     # Chunks of consecutive blocks whose stored "above" crops fit the memory budget.
     chunks: list[tuple[int, int]] = []
@@ -302,20 +372,21 @@ def _composite(size, blocks, block_layer, without_layer, regions, patches, budge
                 above[y0:y1, x0:x1] = _over(above[y0:y1, x0:x1], _to_float(pixels))
         for b in range(c0, c1):
             block = blocks[b]
-            region = regions[b]
-            if region is None:
-                for k in block.units:
+            top_block = above_crops.pop(b, None)
+            for k in block.units:
+                region = unit_region[k]
+                if region is None:
                     patches[k] = Patch(None, None)
-            else:
+                    continue
                 y0, y1, x0, x1 = region
+                ry0, rx0 = regions[b][0], regions[b][2]
+                top = top_block[y0 - ry0:y1 - ry0, x0 - rx0:x1 - rx0]
                 under = below[y0:y1, x0:x1]
-                top = above_crops.pop(b)
-                for k in block.units:
-                    middle = under if len(block) == 1 else _over(_paste(region,
-                                                                        without_layer[k]), under)
-                    rgb = _over(top, middle)
-                    patches[k] = Patch(region, np.clip(np.rint(rgb * 255.0), 0, 255)
-                                       .astype(np.uint8))
+                middle = under if len(block) == 1 else _over(_paste(region, without_layer[k]),
+                                                            under)
+                rgb = _over(top, middle)
+                patches[k] = Patch(region, np.clip(np.rint(rgb * 255.0), 0, 255)
+                                   .astype(np.uint8))
             box, pixels = block_layer[b]
             if box is not None:
                 y0, y1, x0, x1 = box
