@@ -86,9 +86,10 @@ def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def print_report(result: dict, out=sys.stdout) -> None:
+def print_report(result: dict, out=None) -> None:
     from .structure import METRIC_HELP
 
+    out = out or sys.stdout
     print(result["file"], file=out)
     concepts = result["concepts"]
     src = result.get("concept_source")
