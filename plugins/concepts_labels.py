@@ -46,10 +46,19 @@ def is_generated(name: str) -> bool:
     return digits >= 4 and digits > sum(c.isalpha() for c in s)
 
 
+_ESCAPE = re.compile(r"_x([0-9A-Fa-f]{2,4})_")
+
+
 def humanize_id(ident: str) -> str:
-    s = _CAMEL.sub(" ", ident)
+    """``redFlower_head`` -> "red flower head"; Illustrator's ``_x5F_`` escapes decoded;
+    trailing copy numbers dropped (``hair_3_``, ``ears-174`` -> "hair", "ears")."""
+    s = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), ident)
+    s = _CAMEL.sub(" ", s)
     s = re.sub(r"[_\-.:]+", " ", s)
-    return " ".join(s.split()).lower()
+    words = s.lower().split()
+    while len(words) > 1 and words[-1].isdigit():
+        words.pop()
+    return " ".join(words)
 
 
 def _local(tag) -> str:

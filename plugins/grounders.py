@@ -2,8 +2,10 @@
 
 - ``labels``: a label concept's heatmap is the render of its labelled element(s) alone -
   every other scoring unit removed from the source text, everything else (defs, styles,
-  transforms) untouched - with the alpha channel as heat. Renders go through the engine's
-  worker pool (``options["pool"]``).
+  transforms) untouched - with the alpha channel as heat, times (1 - alpha) of the other
+  concepts' labelled elements drawn on top of it or nested in it (so eyes over a head are
+  "eyes" there, not "head"). Renders go through the engine's worker pool
+  (``options["pool"]``).
 - ``regions``: a region concept's heatmap is its mask.
 - ``masks``: one grayscale image per concept in ``options["masks_dir"]``, named by the
   concept's slug (``red-flower-head.png``; the exact name + ``.png`` also works), resized
@@ -69,26 +71,50 @@ class LabelGrounder:
         pool = options.get("pool") or shared_pool(limits)
         units = options.get("units") or extract_units(doc, False)
         h, w = _render_size(render_rgb)
-        texts = []
-        for c in concepts:
+        pairs = []   # (concept index, element index): one render per labelled element
+        for k, c in enumerate(concepts):
             if not c.elements:
                 raise ConfigError(doc.name, f"concept {c.name!r} names no element; the labels "
                                             "grounder only grounds label concepts")
-            keep = set()
-            for e in c.elements:
-                el = doc.elements[e]
-                keep |= {u.index for u in units.units
-                         if el.start <= doc.elements[u.element].start < el.end}
+            pairs += [(k, e) for e in dict.fromkeys(c.elements)]
+        texts = []
+        for _, e in pairs:
+            el = doc.elements[e]
+            keep = {u.index for u in units.units
+                    if el.start <= doc.elements[u.element].start < el.end}
             texts.append(text_keeping(units, keep))
         out = np.zeros((len(concepts), h, w), np.float32)
         if not texts:
             return out
         [layers] = pool.map(job_render_layers, [(texts, h, limits, doc.name)], doc.name)
-        for k, (box, crop) in enumerate(layers):
+        alpha = np.zeros((len(pairs), h, w), np.float32)
+        for p, (box, crop) in enumerate(layers):
             if box is not None:
                 y0, y1, x0, x1 = box
-                out[k, y0:y1, x0:x1] = crop[..., 3] / 255.0
+                alpha[p, y0:y1, x0:x1] = crop[..., 3] / 255.0
+        if options.get("labels_occlusion", True):
+            alpha = occlude(doc, pairs, alpha)
+        for p, (k, _) in enumerate(pairs):
+            np.maximum(out[k], alpha[p], out=out[k])
         return out
+
+
+def occlude(doc, pairs: list[tuple[int, int]], alpha: np.ndarray) -> np.ndarray:
+    """Where each labelled element is *visible* as its concept: its alpha times
+    (1 - alpha) of every other concept's labelled element on top of it - drawn after it
+    in the source, or nested inside it (a labelled part of a labelled group is that part,
+    not the group). Eyes drawn over a head are "eyes" there, not "head"."""
+    out = alpha.copy()
+    spans = [(doc.elements[e].start, doc.elements[e].end) for _, e in pairs]
+    for p, (kp, _) in enumerate(pairs):
+        s0, e0 = spans[p]
+        for q, (kq, _) in enumerate(pairs):
+            if kq == kp:
+                continue
+            s1, e1 = spans[q]
+            if s1 >= e0 or (s0 < s1 and e1 <= e0):
+                out[p] *= 1.0 - alpha[q]
+    return out
 
 
 class MaskGrounder:

@@ -167,6 +167,8 @@ def test_generated_ids():
     for s in ["flower", "red-flower-head", "stemLeft", "sun", "roof_tiles", "eye2"]:
         assert not is_generated(s), s
     assert humanize_id("redFlower_head") == "red flower head"
+    assert humanize_id("hair_3_") == "hair"
+    assert humanize_id("arm_x5F_left_3_") == "arm left"
 
 
 def test_regions_segment_two_squares():

@@ -238,3 +238,18 @@ def test_malformed_file_exits_2(tmp_path, capsys):
     bad.write_text("<svg xmlns='http://www.w3.org/2000/svg'><rect></svg>")
     assert main(["structure", str(bad), "--json"]) == 2
     assert "bad.svg" in capsys.readouterr().err
+
+
+def test_labels_heatmaps_account_for_occlusion(tmp_path, render_pool):
+    # an eye drawn over a head: the head's own alpha covers the eye, but where the eye is
+    # drawn the picture shows the eye, so the eye is the eye element's primary concept
+    svg = SVG_HEAD + """
+      <g id="head"><circle cx="50" cy="50" r="40" fill="#fc9"/></g>
+      <g id="eye"><circle cx="35" cy="40" r="6" fill="#222"/></g>
+      <g id="mouth"><rect x="35" y="65" width="30" height="6" fill="#a33"/></g></svg>"""
+    r = structure_text(svg, str(tmp_path / "face.svg"), StructureSettings(size=SIZE),
+                       pool=render_pool).result
+    assert [c["name"] for c in r["concepts"]] == ["head", "eye", "mouth"]
+    assert [u["primary"] for u in r["units"]] == [0, 1, 2]
+    assert r["metrics"]["coverage"] == 1.0
+    assert r["units"][1]["purity"] > 0.9
