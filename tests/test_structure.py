@@ -181,8 +181,11 @@ def test_human_output_and_plots(tmp_path, capsys):
 # --- regions on the corpus, the CLI contract -------------------------------------------
 
 def test_regions_on_unlabelled_corpus_file(corpus_dir, capsys):
+    from svgloo.plugins.vlm_concepts import VlmConceptSource
+
     f = corpus_dir / "twemoji" / "1f314.svg"
-    rc, r = cli_json(capsys, f, "--size", 192)
+    auto = () if not VlmConceptSource.weights_available() else ("--concepts", "regions")
+    rc, r = cli_json(capsys, f, "--size", 192, *auto)
     assert rc == 0
     assert r["concept_source"] == "regions" and r["grounder"] == "regions"
     k, u = len(r["concepts"]), len(r["units"])
@@ -206,8 +209,9 @@ def test_regions_on_unlabelled_corpus_file(corpus_dir, capsys):
 
 def test_lica_definitions_on_corpus_file(corpus_dir, capsys):
     f = corpus_dir / "twemoji" / "1f314.svg"
-    rc, paper = cli_json(capsys, f, "--size", 192)
-    rc2, lica = cli_json(capsys, f, "--size", 192, "--definitions", "lica")
+    rc, paper = cli_json(capsys, f, "--size", 192, "--concepts", "regions")
+    rc2, lica = cli_json(capsys, f, "--size", 192, "--concepts", "regions",
+                         "--definitions", "lica")
     assert rc == rc2 == 0
     assert lica["definitions"] == "lica" and "lica_extra" in lica
     # lica attribution is the raw overlap: the paper's row times the footprint mass
