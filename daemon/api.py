@@ -164,6 +164,7 @@ class Engine:
         self.completed = 0
         self.failed = 0
         self.cancelled = 0
+        self.interrupted = 0
         self._subscribers: list[queue.Queue] = []
         self._watchers: dict[str, object] = {}
         self._path_keys: dict[str, str] = {}
@@ -253,11 +254,9 @@ class Engine:
                 old = self._latest.get(uri)
                 if old is not None and not old.done.is_set():
                     if _older(version, old.version):
-                        job.cancel("superseded")  # a newer one is already in flight
-                        self.cancelled += 1
+                        self.cancel(job, "superseded")  # a newer one is already in flight
                         return job
-                    old.cancel("superseded")
-                    self.cancelled += 1
+                    self.cancel(old, "superseded")
                 self._latest[uri] = job
         cached = self.cache.get(key) if key else None
         if cached is not None:
@@ -273,6 +272,12 @@ class Engine:
             self._path_keys[str(path)] = key
         self._queue.put((PRIORITIES[priority], job.seq, job))
         return job
+
+    def cancel(self, job: Job, reason: str) -> None:
+        """Cancel a job that has not finished (superseded, client gone, shutdown)."""
+        if not job.done.is_set():
+            job.cancel(reason)
+            self.cancelled += 1
 
     def _read(self, path: str) -> bytes:
         try:
@@ -310,7 +315,7 @@ class Engine:
                 if job.publish and not job.cancelled:
                     self._publish_result(job)
             except Cancelled:
-                self.cancelled += 1
+                self.interrupted += 1  # stopped mid-way; the job already answered
             except SvglooError as exc:
                 self.failed += 1
                 job._finish(error=exc.to_json())
@@ -451,7 +456,7 @@ class Engine:
                                                  "version": cur.version,
                                                  "priority": cur.priority},
             "jobs": {"completed": self.completed, "failed": self.failed,
-                     "cancelled": self.cancelled},
+                     "cancelled": self.cancelled, "interrupted": self.interrupted},
             "cache": {**self.cache.stats(), "layer_entries": len(self.layer_cache),
                       "layer_bytes": self.layer_cache.bytes},
             "watching": sorted(self._watchers),
@@ -469,10 +474,10 @@ class Engine:
             except queue.Empty:
                 break
             if job is not None:
-                job.cancel("shutdown")
+                self.cancel(job, "shutdown")
         cur = self.current
         if cur is not None:
-            cur.cancel("shutdown")
+            self.cancel(cur, "shutdown")
         self._queue.put((-1, -1, None))
         self._worker.join(timeout=10)
         self.publish({"event": "shutdown"})

@@ -262,8 +262,7 @@ class Handler(BaseHTTPRequestHandler):
                             priority=body.get("priority", "interactive"))
         while not job.done.wait(0.05):
             if self._client_gone():
-                job.cancel("disconnected")
-                engine.cancelled += 1
+                engine.cancel(job, "disconnected")
                 self.close_connection = True
                 return
         if job.error is not None:
