@@ -244,7 +244,8 @@ class Engine:
         elif kind == "structure":
             s = structure_settings_from_dict(settings, self.limits, name)
             skey = {k: v for k, v in asdict(s).items() if k != "limits"}
-            key = result_key("structure", text, name, skey, "", None)
+            key = result_key("structure", text, name, skey, "",
+                             _structure_fingerprint(name, s))
         else:
             raise ConfigError(name, f"unknown analysis {kind!r}")
 
@@ -481,6 +482,35 @@ class Engine:
         self._queue.put((-1, -1, None))
         self._worker.join(timeout=10)
         self.publish({"event": "shutdown"})
+
+
+def _stat(path) -> list | None:
+    try:
+        st = os.stat(path)
+        return [str(path), st.st_size, st.st_mtime_ns]
+    except OSError:
+        return None
+
+
+def _structure_fingerprint(name: str, settings) -> dict:
+    """What besides the text decides a structure result: the project config (concepts)
+    and the mask files."""
+    from .reference import find_config
+
+    fp: dict = {"config": None, "masks": None}
+    if name and not name.startswith("<") and "://" not in name:
+        try:
+            cfg = find_config(Path(name).parent)
+        except OSError:
+            cfg = None
+        fp["config"] = _stat(cfg) if cfg else None
+    masks = getattr(settings, "masks_dir", None)
+    if masks:
+        try:
+            fp["masks"] = sorted(filter(None, (_stat(p) for p in Path(masks).iterdir())))
+        except OSError:
+            fp["masks"] = None
+    return fp
 
 
 def _older(version, than) -> bool:

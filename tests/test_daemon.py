@@ -238,16 +238,39 @@ def test_openapi_and_status(daemon):
     assert status == 404
 
 
-def test_structure_endpoint(daemon):
+def test_structure_endpoint(daemon, tmp_path, render_pool):
     try:
-        import svgloo.daemon.structure  # noqa: F401
+        from svgloo.daemon.structure import StructureSettings, structure_text
     except ModuleNotFoundError:
         status, payload = daemon["client"].request("POST", "/v1/structure",
                                                    {"path": str(BILLIARDS)})
         assert status == 501 and payload["error"]["kind"] == "not_implemented"
         pytest.skip("svgloo.daemon.structure is not in this build (answered 501)")
-    result = daemon["client"].structure(path=str(BILLIARDS))
-    assert result["schema"] == "svgloo.structure/1"
+    import numpy as np
+    from PIL import Image
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100" width="100" '
+           'height="100"><rect x="10" y="10" width="30" height="30" fill="#c00"/>'
+           '<rect x="60" y="60" width="30" height="30" fill="#00c"/></svg>')
+    masks = tmp_path / "masks"
+    masks.mkdir()
+    for name, (y0, x0) in {"top-left": (10, 10), "bottom-right": (60, 60)}.items():
+        a = np.zeros((100, 100), np.uint8)
+        a[y0:y0 + 30, x0:x0 + 30] = 255
+        Image.fromarray(a, "L").save(masks / f"{name}.png")
+    settings = {"concepts": ["top left", "bottom right"], "masks_dir": str(masks),
+                "size": 100}
+    name = str(tmp_path / "squares.svg")
+    got = daemon["client"].structure(text=svg, uri=Path(name).as_uri(), settings=settings)
+    want = structure_text(svg, name, StructureSettings(
+        concepts=("top left", "bottom right"), masks_dir=str(masks), size=100),
+        pool=render_pool).result
+    assert got["schema"] == "svgloo.structure/1"
+    assert got["attribution"] == want["attribution"]
+    assert got["metrics"] == want["metrics"]
+    assert got["attribution"][0] == pytest.approx([1.0, 0.0], abs=0.01)
+    again = daemon["client"].structure(text=svg, uri=Path(name).as_uri(), settings=settings)
+    assert again["daemon"]["cached"] is True
 
 
 def test_watch_pushes_results_over_sse(daemon, tmp_path):
