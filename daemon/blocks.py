@@ -38,7 +38,7 @@ class Block:
     lo: int   # first unit index
     hi: int   # last unit index (inclusive)
     # Local: removing a member changes pixels only where that member has pixels when drawn
-    # alone, and only members overlapping it matter there (group opacity, masks, nested
+    # alone, and only members overlapping it matter there (group opacity, nested
     # viewports). Not local: filters, references, switch, sibling-dependent CSS, text
     # flow, subpaths of one path.
     local: bool = False
@@ -61,7 +61,7 @@ def _style_props(node) -> dict[str, str]:
 
 
 def _has_effect(node, tag: str, is_root: bool, css_effects: bool) -> str | None:
-    """None, "local" (opacity, mask, a nested viewport) or "global" (filters, switch,
+    """None, "local" (opacity, a nested viewport), "mask", or "global" (filters, switch,
     blend modes, or effects a stylesheet may set)."""
     if tag == "switch":
         return "global"
@@ -74,7 +74,7 @@ def _has_effect(node, tag: str, is_root: bool, css_effects: bool) -> str | None:
             return "global"
     value = props.get("mask", node.get("mask"))
     if value is not None and value.strip().lower() not in ("none", ""):
-        return "local"
+        return "mask"
     value = props.get("opacity", node.get("opacity"))
     if value is not None:
         text = value.strip()
@@ -151,7 +151,12 @@ def compute_blocks(us: UnitSet) -> list[Block]:
                    "text", "image", "use") and i in unit_of_element:
             continue  # a unit's own effects are part of its layer
         effect = _has_effect(node, tag, i == root_index, css_effects)
-        if effect:
+        if effect == "mask":
+            # CairoSVG's masks reach outside the masked group: the canvas below it is
+            # cleared outside the mask, and the group draws even with nothing in it. Only
+            # whole-document renders reproduce that.
+            ranges.append((0, n - 1, False))
+        elif effect:
             ranges.append((first[i], last[i], effect == "local"))
 
     # References into drawn content.

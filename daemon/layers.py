@@ -111,7 +111,15 @@ class LayerTexts:
         for e in atomic:
             inside_atomic.update(doc.index_of(el) for el in doc.nodes[e].iter()
                                  if isinstance(el.tag, str) and el is not doc.nodes[e])
-        self._cuttable = [i for i in range(1, n) if i not in inside_atomic]
+        # A masked group is never cut, even with nothing kept below it (CairoSVG paints
+        # the mask over the canvas under the group whether or not the group draws), and
+        # neither is what it references.
+        masked = {i for i, node in enumerate(doc.nodes)
+                  if node.get("mask") or "mask" in (node.get("style") or "")}
+        for i in masked:
+            self._always = self._always | {i} | closure(_refs(doc.nodes[i]))
+        self._cuttable = [i for i in range(1, n) if i not in inside_atomic
+                          and (i not in masked or i in self._units_by_element)]
 
     @staticmethod
     def _resources(doc: Document) -> list[int]:
