@@ -16,7 +16,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import CORPUS, EXAMPLES
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+# One server per client kind for the module (starting one costs seconds); each test opens
+# its own documents.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180),
+              pytest.mark.asyncio(loop_scope="module")]
 
 EMOJI = "\U0001F3B1"
 STRAY = '<rect x="2" y="2" width="8" height="8" fill="#F4900C"/>'
@@ -24,10 +27,11 @@ WAIT_S = 90
 
 
 @pytest_lsp.fixture(
+    scope="module",
     params=["visual-studio-code", "neovim"],
     config=ClientServerConfig(server_command=[sys.executable, "-m", "svgloo", "lsp"]),
 )
-async def client(lsp_client: LanguageClient, request, tmp_path):
+async def client(lsp_client: LanguageClient, request, tmp_path_factory):
     lsp_client.set_configuration({"useDaemon": False}, section="svgloo")
     # Record every publishDiagnostics with its version (pytest-lsp keeps only the last).
     lsp_client.published = []
@@ -46,7 +50,7 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
     lsp_client.protocol.fm.features[types.WORKSPACE_CODE_LENS_REFRESH] = lens_refresh
     caps = client_capabilities(request.param)
     lsp_client.init_result = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=caps, root_uri=tmp_path.as_uri(),
+        capabilities=caps, root_uri=tmp_path_factory.getbasetemp().as_uri(),
         initialization_options={"useDaemon": False, "renderSize": 192}))
     yield
     await lsp_client.shutdown_session()
@@ -156,7 +160,6 @@ async def code_actions(client, uri, diag) -> list[types.CodeAction]:
 
 # --- tests ----------------------------------------------------------------------------------
 
-@pytest.mark.asyncio
 async def test_stray_element_warning_and_remove_element(client: LanguageClient, tmp_path):
     path, dirty, clean, at = stray_fixture(tmp_path)
     enc = encoding_of(client)
@@ -203,7 +206,6 @@ async def test_stray_element_warning_and_remove_element(client: LanguageClient, 
         assert "WorkDoneProgressBegin" in kinds and "WorkDoneProgressEnd" in kinds
 
 
-@pytest.mark.asyncio
 async def test_remove_subpath_keeps_other_subpaths(client: LanguageClient, tmp_path):
     from svgloo.daemon.document import parse_document
     from svgloo.daemon.render import render_rgba
@@ -244,7 +246,6 @@ async def test_remove_subpath_keeps_other_subpaths(client: LanguageClient, tmp_p
     assert np.abs(after - before).max(axis=2)[~outside].max() > 100  # the square is gone
 
 
-@pytest.mark.asyncio
 async def test_burst_of_changes_publishes_last_version_only(client: LanguageClient, tmp_path):
     path, dirty, clean, at = stray_fixture(tmp_path)
     enc = encoding_of(client)
@@ -276,7 +277,6 @@ async def test_burst_of_changes_publishes_last_version_only(client: LanguageClie
         assert {p.version for p in client.published if p.uri == uri} == {51}
 
 
-@pytest.mark.asyncio
 async def test_malformed_and_non_svg_documents_give_one_error(client: LanguageClient,
                                                              tmp_path):
     enc = encoding_of(client)
@@ -305,7 +305,6 @@ async def test_malformed_and_non_svg_documents_give_one_error(client: LanguageCl
     assert not [d for d in diags if d.severity == types.DiagnosticSeverity.Error]
 
 
-@pytest.mark.asyncio
 async def test_configuration_change_rescores(client: LanguageClient, tmp_path):
     path, dirty, clean, at = stray_fixture(tmp_path)
     uri = open_doc(client, path, dirty)
@@ -328,3 +327,5 @@ async def test_configuration_change_rescores(client: LanguageClient, tmp_path):
     else:
         diags = await diagnostics(client, uri, 1)
         assert not [d for d in diags if d.code == "harmful"]
+    client.set_configuration({"useDaemon": False}, section="svgloo")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
