@@ -113,3 +113,31 @@ def test_split_path_keeps_stroke_render(corpus_dir):
     before_px = render_rgba(text, 96).astype(int)
     after_px = render_rgba(after, 96).astype(int)
     assert np.abs(before_px - after_px).max() <= 2
+
+
+def test_purity_diagnostics_name_the_mixed_concepts():
+    text = ('<svg xmlns="http://www.w3.org/2000/svg"><title>' + EMOJI + '</title>'
+            '<path d="M0 0h4v4z M6 6h2v2z"/><rect width="1" height="1"/></svg>')
+    doc = parse_document(text, "mix.svg")
+    spans = [(u.start, u.end) for u in extract_units(doc, False).units]
+    structure = {"concepts": [{"name": "wheel"}, {"name": "frame"}],
+                 "attribution": [[0.6, 0.4], [1.0, 0.0]],
+                 "units": [{"index": 0, "active": True, "primary": "wheel", "purity": 0.6 * 0.6},
+                           {"index": 1, "active": True, "primary": "wheel", "purity": 1.0}],
+                 "metrics": {"purity": 0.7}}
+    from svgloo.lsp.convert import purity_diagnostics, structure_rows
+    lines = LineIndex(text, UTF16)
+    diags = purity_diagnostics(structure_rows(structure, spans), lines, DiagnosticOptions(), 3)
+    assert len(diags) == 1
+    [d] = diags
+    assert d.severity == types.DiagnosticSeverity.Information and d.code == "low-purity"
+    assert "wheel (60%)" in d.message and "frame (40%)" in d.message
+    start = text.index("<path")
+    assert d.range.start.character == len(text[:start].encode("utf-16-le")) // 2
+    # The split quick fix applies to that element.
+    us = extract_units(doc)
+    action = actions.split_path_action("file:///mix.svg", 3, lines, us, d)
+    assert action is not None
+    edit = action.edit.document_changes[0]
+    assert edit.text_document.version == 3
+    assert edit.edits[0].new_text.count("<path") == 2
