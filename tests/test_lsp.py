@@ -180,6 +180,7 @@ async def test_stray_element_warning_and_remove_element(client: LanguageClient, 
         position=position(dirty, at + 3, enc)))
     assert hover is not None and "harmful" in hover.contents.value
     assert "footprint" in hover.contents.value
+    assert "of 192x192" in hover.contents.value  # renderSize from the init options
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(
         text_document=types.TextDocumentIdentifier(uri=uri)))
     assert lenses and lenses[0].range.start == types.Position(line=0, character=0)
