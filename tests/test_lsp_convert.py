@@ -141,3 +141,28 @@ def test_purity_diagnostics_name_the_mixed_concepts():
     edit = action.edit.document_changes[0]
     assert edit.text_document.version == 3
     assert edit.edits[0].new_text.count("<path") == 2
+
+
+def test_remove_all_invisible_is_one_non_overlapping_edit_set():
+    from svgloo.daemon.score import ScoreSettings, score_text
+
+    ghost1 = '<rect x="50" y="50" width="4" height="4"/>'      # outside the viewBox
+    ghost2 = '<circle cx="-9" cy="-9" r="2"/>'
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 36 36">\n  ' + ghost1 +
+            '\n  <circle fill="#31373D" cx="18" cy="18" r="14"/>\n  ' + ghost2 + '\n</svg>\n')
+    run = score_text(text, "<ghosts>", ScoreSettings(size=96))
+    lines = LineIndex(text, UTF16)
+    diags = score_diagnostics(run.result, lines, DiagnosticOptions(), 4)
+    hints = [d for d in diags if d.code == "invisible"]
+    assert len(hints) == 2
+    assert all(d.tags == [types.DiagnosticTag.Unnecessary] for d in hints)
+    us = extract_units(parse_document(text, "<ghosts>"))
+    action = actions.remove_invisible_action("file:///g.svg", 4, lines, us, run.result, hints)
+    assert action is not None and "(2)" in action.title
+    edits = action.edit.document_changes[0].edits
+    offsets = [(lines.offset(e.range.start), lines.offset(e.range.end)) for e in edits]
+    assert all(a[1] <= b[0] for a, b in zip(offsets, offsets[1:]))  # sorted, disjoint
+    out = text
+    for (start, end), e in sorted(zip(offsets, edits), reverse=True):
+        out = out[:start] + e.new_text + out[end:]
+    assert out == text.replace(ghost1, "").replace(ghost2, "")
