@@ -147,16 +147,13 @@ def compute_blocks(us: UnitSet) -> list[Block]:
         if i not in first:
             continue
         tag = doc.elements[i].tag
-        if tag in ("path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
-                   "text", "image", "use") and i in unit_of_element:
-            continue  # a unit's own effects are part of its layer
         effect = _has_effect(node, tag, i == root_index, css_effects)
         if effect == "mask":
-            # CairoSVG's masks reach outside the masked group: the canvas below it is
-            # cleared outside the mask, and the group draws even with nothing in it. Only
-            # whole-document renders reproduce that.
+            # CairoSVG's masks reach outside the masked element: the canvas below it is
+            # cleared outside the mask, and a masked group draws even with nothing in
+            # it. Only whole-document renders reproduce that.
             ranges.append((0, n - 1, False))
-        elif effect:
+        elif effect and i not in unit_of_element:  # a unit's own effects are in its layer
             ranges.append((first[i], last[i], effect == "local"))
 
     # References into drawn content.

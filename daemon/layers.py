@@ -115,11 +115,12 @@ class LayerTexts:
         # the mask over the canvas under the group whether or not the group draws), and
         # neither is what it references.
         masked = {i for i, node in enumerate(doc.nodes)
-                  if node.get("mask") or "mask" in (node.get("style") or "")}
+                  if (node.get("mask") or "mask" in (node.get("style") or ""))
+                  and i not in self._units_by_element}
         for i in masked:
             self._always = self._always | {i} | closure(_refs(doc.nodes[i]))
         self._cuttable = [i for i in range(1, n) if i not in inside_atomic
-                          and (i not in masked or i in self._units_by_element)]
+                          and i not in masked]
 
     @staticmethod
     def _resources(doc: Document) -> list[int]:
