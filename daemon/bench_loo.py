@@ -59,15 +59,23 @@ from svgloo.daemon.document import load_document
 from svgloo.daemon.units import extract_units
 from svgloo.daemon.loo import loo_fast
 from svgloo.daemon.workers import RenderPool
+from svgloo.daemon.bench_loo import worker_peak_kb
 if __name__ == "__main__":
     pool = RenderPool()
     loo_fast(extract_units(load_document(sys.argv[1])), pool=pool)
+    workers = max(pool.map(worker_peak_kb, [(0.2,)] * (2 * pool.workers), "probe"))
     pool.close()
-    import time; time.sleep(0.5)
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(me, kids)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, workers)
 """
+
+
+def worker_peak_kb(pause: float) -> int:
+    """Peak RSS of the render worker that runs this (kB); the pause spreads the probes
+    over all workers."""
+    import resource
+
+    time.sleep(pause)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def peak_memory_mb(path: Path) -> tuple[float, float]:

@@ -39,8 +39,8 @@ class Block:
     hi: int   # last unit index (inclusive)
     # Local: removing a member changes pixels only where that member has pixels when drawn
     # alone, and only members overlapping it matter there (group opacity, nested
-    # viewports). Not local: filters, references, switch, sibling-dependent CSS, text
-    # flow, subpaths of one path.
+    # viewports, compound paths taken whole). Not local: filters, references, switch,
+    # sibling-dependent CSS, text flow.
     local: bool = False
 
     @property
@@ -135,11 +135,12 @@ def compute_blocks(us: UnitSet) -> list[Block]:
     ranges: list[tuple[int, int, bool]] = []
     for element, members in unit_of_element.items():
         if len(members) > 1:
-            # Subpaths of one compound path: not local. Cairo rasterises a path as a whole;
-            # its anti-aliasing of one subpath's edges depends on the other subpaths (by up
-            # to 25/255 at edge pixels, anywhere in the path), so only the naive method's
-            # exact path text gives the same pixels.
-            ranges.append((members[0], members[-1], False))
+            # Subpaths of one compound path. Cairo rasterises a path as a whole: its
+            # anti-aliasing of one subpath's edges depends on the other subpaths (by up to
+            # 25/255 at edge pixels, anywhere in the path). The block stays local, but
+            # the fast method treats the path as one piece: a subpath's region is the
+            # whole path's box, and the path is drawn whole or whole-but-one.
+            ranges.append((members[0], members[-1], True))
 
     # Group effects: the outermost effect ancestor's whole range is one block.
     root_index = 0

@@ -202,7 +202,11 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
         if len(block) > 1:
             kind = "solo" if block.local else "without"
             round1.extend((kind, k) for k in block.units)
-    layers1 = renderer.render([_layer_text(texts, blocks, req) for req in round1])
+    # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a path
+    # gets the path's box, and neighbourhoods hold whole paths only.
+    whole = {u.index: {v.index for v in us.units if v.element == u.element}
+             for u in us.units if u.kind == "subpath"}
+    layers1 = renderer.render([_layer_text(texts, blocks, req, whole) for req in round1])
     block_layer = [None] * len(blocks)
     solo: dict[int, tuple] = {}
     without_layer: dict[int, tuple] = {}
@@ -249,18 +253,19 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
                 unit_region[k] = region
 
     patches: list[Patch | None] = [None] * n
-    _composite(size, blocks, block_layer, without_layer, unit_region, patches)
+    _composite(size, blocks, block_layer, without_layer, unit_region, patches, full)
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render})
 
 
-def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]) -> str:
+def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int],
+                whole: dict[int, set[int]]) -> str:
     kind, i = request
     if kind == "block":
         return texts.keeping(set(blocks[i].units))
     if kind == "solo":
-        return texts.keeping({i})
+        return texts.keeping(whole.get(i, {i}))
     block = next(b for b in blocks if b.lo <= i <= b.hi)
     return texts.keeping(set(block.units) - {i})
 
@@ -337,7 +342,19 @@ def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarr
     return out
 
 
-def _composite(size, blocks, block_layer, without_layer, unit_region, patches):
+def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
+    """The patch shrunk to where it really differs from the full render (a block's region
+    can be much larger than one unit's effect; this keeps memory and scoring small)."""
+    y0, y1, x0, x1 = region
+    box = diff_box(pixels, full[y0:y1, x0:x1])
+    if box is None:
+        return Patch(None, None)
+    by0, by1, bx0, bx1 = box
+    return Patch((y0 + by0, y0 + by1, x0 + bx0, x0 + bx1),
+                 pixels[by0:by1, bx0:bx1].copy())
+
+
+def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full):
     """Leave-one-out images: for unit k of block b, inside k's region, start from the
     blocks below b (kept up to date by a forward sweep), draw b without k, then every
     later block whose layer touches the region, in z-order - cairo's own order."""
@@ -363,7 +380,7 @@ def _composite(size, blocks, block_layer, without_layer, unit_region, patches):
                 pixels = block_layer[j][1][iy0 - by0:iy1 - by0, ix0 - bx0:ix1 - bx0]
                 view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
                 canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(pixels, view)
-            patches[k] = Patch(region, over_white(canvas))
+            patches[k] = _tight_patch(region, over_white(canvas), full)
         box, pixels = block_layer[b]
         if box is not None:
             y0, y1, x0, x1 = box

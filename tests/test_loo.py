@@ -70,7 +70,7 @@ def test_blocks_group_coupled_units():
     blocks = {(b.lo, b.hi): b.local for b in compute_blocks(no_mask)}
     assert blocks[(1, 3)] is True          # group opacity: local
     assert blocks[(5, 6)] is False         # <use> of a drawn path: coupled
-    assert blocks[(7, 8)] is False         # subpaths of one path
+    assert blocks[(7, 8)] is True          # subpaths of one path (taken whole)
     assert (0, 0) in blocks and (4, 4) in blocks and (9, 9) in blocks
 
 
