@@ -31,14 +31,17 @@ _URL_ID = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)")
 # clip-path is not among them: CairoSVG applies a group's clip as a cairo clip to each
 # drawing operation inside it, so the clip distributes over the layers (each layer render
 # keeps its ancestors and thus the clip).
-_EFFECT_ATTRS = ("filter", "mask", "mix-blend-mode", "isolation")
-_EFFECT_TAGS = ("svg", "switch")
 
 
 @dataclass(frozen=True)
 class Block:
     lo: int   # first unit index
     hi: int   # last unit index (inclusive)
+    # Local: removing a member changes pixels only where that member has pixels when drawn
+    # alone, and only members overlapping it matter there (group opacity, nested
+    # viewports, compound paths taken whole). Not local: filters, references, switch,
+    # sibling-dependent CSS, text flow.
+    local: bool = False
 
     @property
     def units(self) -> range:
@@ -57,25 +60,34 @@ def _style_props(node) -> dict[str, str]:
     return props
 
 
-def _has_effect(node, tag: str, is_root: bool, css_effects: bool) -> bool:
-    if tag in _EFFECT_TAGS and not is_root:
-        return True
+def _has_effect(node, tag: str, is_root: bool, css_effects: bool) -> str | None:
+    """None, "local" (opacity, a nested viewport), "mask", or "global" (filters, switch,
+    blend modes, or effects a stylesheet may set)."""
+    if tag == "switch":
+        return "global"
+    if tag == "svg" and not is_root:
+        return "local"
     props = _style_props(node)
-    for key in ("opacity",):
-        value = props.get(key, node.get(key))
-        if value is not None:
-            try:
-                if float(value.strip().rstrip("%")) < (100 if value.strip().endswith("%") else 1):
-                    return True
-            except ValueError:
-                return True
-    for key in _EFFECT_ATTRS:
+    for key in ("filter", "mix-blend-mode", "isolation"):
         value = props.get(key, node.get(key))
         if value is not None and value.strip().lower() not in ("none", "normal", "auto", ""):
-            return True
+            return "global"
+    value = props.get("mask", node.get("mask"))
+    if value is not None and value.strip().lower() not in ("none", ""):
+        return "mask"
+    value = props.get("opacity", node.get("opacity"))
+    if value is not None:
+        text = value.strip()
+        try:
+            if float(text.rstrip("%")) < (100 if text.endswith("%") else 1):
+                return "local"
+        except ValueError:
+            return "global"
     # A stylesheet that sets effects could match any group (by class, id or tag); the
     # root is left out: a stylesheet effect on the whole picture is vanishingly rare.
-    return css_effects and tag in ("g", "a") and not is_root
+    if css_effects and tag in ("g", "a") and not is_root:
+        return "global"
+    return None
 
 
 def stylesheet_text(doc: Document) -> str:
@@ -100,7 +112,7 @@ def compute_blocks(us: UnitSet) -> list[Block]:
     if n == 0:
         return []
     if has_structural_css(doc):
-        return [Block(0, n - 1)]
+        return [Block(0, n - 1, local=False)]
     css_effects = bool(_EFFECT_CSS.search(_css_without_comments(doc)))
 
     unit_of_element: dict[int, list[int]] = {}
@@ -120,10 +132,15 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             last[i] = u.index
             node = node.getparent()
 
-    ranges: list[tuple[int, int]] = []
+    ranges: list[tuple[int, int, bool]] = []
     for element, members in unit_of_element.items():
-        if len(members) > 1:  # subpaths of one compound path
-            ranges.append((members[0], members[-1]))
+        if len(members) > 1:
+            # Subpaths of one compound path. Cairo rasterises a path as a whole: its
+            # anti-aliasing of one subpath's edges depends on the other subpaths (by up to
+            # 25/255 at edge pixels, anywhere in the path). The block stays local, but
+            # the fast method treats the path as one piece: a subpath's region is the
+            # whole path's box, and the path is drawn whole or whole-but-one.
+            ranges.append((members[0], members[-1], True))
 
     # Group effects: the outermost effect ancestor's whole range is one block.
     root_index = 0
@@ -131,11 +148,14 @@ def compute_blocks(us: UnitSet) -> list[Block]:
         if i not in first:
             continue
         tag = doc.elements[i].tag
-        if tag in ("path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
-                   "text", "image", "use") and i in unit_of_element:
-            continue  # a unit's own effects are part of its layer
-        if _has_effect(node, tag, i == root_index, css_effects):
-            ranges.append((first[i], last[i]))
+        effect = _has_effect(node, tag, i == root_index, css_effects)
+        if effect == "mask":
+            # CairoSVG's masks reach outside the masked element: the canvas below it is
+            # cleared outside the mask, and a masked group draws even with nothing in
+            # it. Only whole-document renders reproduce that.
+            ranges.append((0, n - 1, False))
+        elif effect and i not in unit_of_element:  # a unit's own effects are in its layer
+            ranges.append((first[i], last[i], effect == "local"))
 
     # References into drawn content.
     ids = {}
@@ -160,9 +180,9 @@ def compute_blocks(us: UnitSet) -> list[Block]:
                 continue
             src = owner.get(i)
             if src is None:
-                ranges.append((0, n - 1))  # referenced from defs/clip/mask: used anywhere
+                ranges.append((0, n - 1, False))  # referenced from defs/clip/mask
             else:
-                ranges.append((min(affected[0], src[0]), max(affected[1], src[1])))
+                ranges.append((min(affected[0], src[0]), max(affected[1], src[1]), False))
 
     # Text layout state can carry over between <text> elements without explicit x/y.
     texts = [u.index for u in us.units if u.tag == "text"]
@@ -170,7 +190,7 @@ def compute_blocks(us: UnitSet) -> list[Block]:
                 if doc.nodes[us.units[i].element].get("x") is None
                 or doc.nodes[us.units[i].element].get("y") is None]
     if len(texts) > 1 and floating:
-        ranges.append((texts[0], texts[-1]))
+        ranges.append((texts[0], texts[-1], False))
 
     return _merge(ranges, n)
 
@@ -201,19 +221,20 @@ def _units_touching(doc: Document, t: int, first: dict, last: dict,
     return None
 
 
-def _merge(ranges: list[tuple[int, int]], n: int) -> list[Block]:
+def _merge(ranges: list[tuple[int, int, bool]], n: int) -> list[Block]:
     ranges = sorted(ranges)
-    merged: list[list[int]] = []
-    for lo, hi in ranges:
+    merged: list[list] = []
+    for lo, hi, local in ranges:
         if merged and lo <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], hi)
+            merged[-1][2] = merged[-1][2] and local
         else:
-            merged.append([lo, hi])
+            merged.append([lo, hi, local])
     blocks: list[Block] = []
     pos = 0
-    for lo, hi in merged:
-        blocks.extend(Block(i, i) for i in range(pos, lo))
-        blocks.append(Block(lo, hi))
+    for lo, hi, local in merged:
+        blocks.extend(Block(i, i, True) for i in range(pos, lo))
+        blocks.append(Block(lo, hi, local))
         pos = hi + 1
-    blocks.extend(Block(i, i) for i in range(pos, n))
+    blocks.extend(Block(i, i, True) for i in range(pos, n))
     return blocks

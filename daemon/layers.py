@@ -1,10 +1,14 @@
 """Document texts that keep only some units: the inputs of layer and leave-one-out renders.
 
-A layer keeps a few units, yet the renderer would still parse every gradient, clip path
-and symbol of the document. Resources (children of ``<defs>``, and gradients, clip paths,
-masks, patterns, markers, filters and symbols anywhere) that no kept unit, none of its
-ancestors and no stylesheet references - directly or through other resources - draw
-nothing, so a layer text leaves them out. Each text is one join of precomputed pieces.
+A layer keeps a few units, yet the renderer would still parse every group, gradient,
+clip path and symbol of the document. With pruning on, a layer text keeps only:
+- the kept units and all their ancestors (transforms, opacity, clips stay as written);
+- the resources (children of ``<defs>``; gradients, clip paths, masks, patterns, markers,
+  filters and symbols anywhere) that a kept unit, one of its ancestors or a stylesheet
+  references, directly or through other resources, and the ancestors of those;
+- ``<style>`` and font elements.
+Everything else draws nothing for this layer: groups with no kept unit below them,
+unreferenced resources. Each text is the source with those spans cut out.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ import re
 from .blocks import stylesheet_text
 from .document import Document
 from .safety import href_of
-from .units import UnitSet, apply_edits, edits_keeping
+from .units import TextEdit, UnitSet, apply_edits, edits_keeping
 
 _URL_ID = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)")
 _RESOURCE_TAGS = frozenset({"clipPath", "mask", "pattern", "marker", "linearGradient",
                             "radialGradient", "filter", "symbol"})
+_ALWAYS_TAGS = frozenset({"style", "font", "font-face"})
 
 
 def _refs(node) -> set[str]:
@@ -45,75 +50,81 @@ class LayerTexts:
     def __init__(self, us: UnitSet, prune_resources: bool = True):
         self.us = us
         doc = us.doc
-        self.text = doc.text
+        self.doc = doc
+        self.prune = prune_resources
         self._units_by_element: dict[int, list[int]] = {}
         for u in us.units:
             self._units_by_element.setdefault(u.element, []).append(u.index)
+        n = len(doc.nodes)
+        self._parent = [-1] * n
+        for i, node in enumerate(doc.nodes):
+            parent = node.getparent()
+            if parent is not None:
+                self._parent[i] = doc.index_of(parent)
 
-        resources = self._resources(doc) if prune_resources else []
-        # Pieces in document order: ("unit", element) or ("res", element).
-        pieces = sorted([(doc.elements[e].start, "unit", e) for e in self._units_by_element] +
-                        [(doc.elements[e].start, "res", e) for e in resources])
-        self._kinds: list[tuple[str, int]] = []
-        self._gaps: list[str] = []
-        self._texts: list[str] = []
-        pos = 0
-        for start, kind, e in pieces:
-            span = doc.elements[e]
-            self._gaps.append(self.text[pos:span.start])
-            self._texts.append(self.text[span.start:span.end])
-            self._kinds.append((kind, e))
-            pos = span.end
-        self._tail = self.text[pos:]
-
-        # Which resource pieces each unit needs (transitively), and what is always needed.
-        res_piece = {e: k for k, (kind, e) in enumerate(self._kinds) if kind == "res"}
-        ids = {}
+        ids: dict[str, int] = {}
         for i, node in enumerate(doc.nodes):
             ident = node.get("id")
             if ident is not None:
                 ids.setdefault(ident, i)
-        owner_piece: dict[int, int] = {}   # any element inside a resource -> its piece
-        for e, k in res_piece.items():
-            for el in doc.nodes[e].iter():
+        resources = self._resources(doc)
+        owner: dict[int, int] = {}   # element inside a resource -> that resource
+        for r in resources:
+            for el in doc.nodes[r].iter():
                 if isinstance(el.tag, str):
-                    owner_piece[doc.index_of(el)] = k
-        res_refs = {k: _subtree_refs(doc.nodes[e]) for e, k in res_piece.items()}
+                    owner[doc.index_of(el)] = r
+        resource_refs = {r: _subtree_refs(doc.nodes[r]) for r in resources}
 
         def closure(start_ids: set[str]) -> frozenset[int]:
             needed: set[int] = set()
-            todo = list(start_ids)
-            seen: set[str] = set()
+            todo, seen = list(start_ids), set()
             while todo:
                 ident = todo.pop()
                 if ident in seen:
                     continue
                 seen.add(ident)
                 e = ids.get(ident)
-                if e is None or e not in owner_piece:
+                if e is None or e not in owner:
                     continue
-                k = owner_piece[e]
-                if k not in needed:
-                    needed.add(k)
-                    todo.extend(res_refs[k])
+                r = owner[e]
+                if r not in needed:
+                    needed.add(r)
+                    todo.extend(resource_refs[r])
             return frozenset(needed)
 
-        always = set(_URL_ID.findall(stylesheet_text(doc)))
-        # Ancestors' references (a group's clip-path) count for every unit below them.
-        for node in doc.nodes:
-            tag = node.tag
-            if isinstance(tag, str) and doc.index_of(node) not in owner_piece \
-                    and doc.index_of(node) not in self._units_by_element:
-                always |= _refs(node) if not _inside_unit(node, self._units_by_element,
-                                                             doc) else set()
-        self._always = closure(always)
+        always = {i for i, e in enumerate(doc.elements) if e.tag in _ALWAYS_TAGS}
+        self._always = frozenset(always | closure(set(_URL_ID.findall(stylesheet_text(doc)))))
+        # A unit needs what it references and what its ancestors reference (a group's
+        # clip-path or mask applies to everything below it).
         self._needs: dict[int, frozenset[int]] = {}
         for e in self._units_by_element:
-            self._needs[e] = closure(_subtree_refs(doc.nodes[e]))
+            refs = _subtree_refs(doc.nodes[e])
+            p = self._parent[e]
+            while p >= 0:
+                refs |= _refs(doc.nodes[p])
+                p = self._parent[p]
+            self._needs[e] = closure(refs)
+        # Units, resources and style/font elements are kept or cut whole: what lies inside
+        # them is never cut on its own.
+        atomic = set(self._units_by_element) | set(resources) | always
+        inside_atomic = set()
+        for e in atomic:
+            inside_atomic.update(doc.index_of(el) for el in doc.nodes[e].iter()
+                                 if isinstance(el.tag, str) and el is not doc.nodes[e])
+        # A masked group is never cut, even with nothing kept below it (CairoSVG paints
+        # the mask over the canvas under the group whether or not the group draws), and
+        # neither is what it references.
+        masked = {i for i, node in enumerate(doc.nodes)
+                  if (node.get("mask") or "mask" in (node.get("style") or ""))
+                  and i not in self._units_by_element}
+        for i in masked:
+            self._always = self._always | {i} | closure(_refs(doc.nodes[i]))
+        self._cuttable = [i for i in range(1, n) if i not in inside_atomic
+                          and i not in masked]
 
     @staticmethod
     def _resources(doc: Document) -> list[int]:
-        """Top-most prunable resource elements."""
+        """Top-most resource elements."""
         out = []
         skip: set = set()
         for i, node in enumerate(doc.nodes):
@@ -131,42 +142,38 @@ class LayerTexts:
         return out
 
     def keeping(self, keep: set[int]) -> str:
-        needed = set(self._always)
+        """The document text with only the units in ``keep`` (unit indices)."""
+        doc = self.doc
+        partial: list[TextEdit] = []
+        kept_elements: set[int] = set()
         for e, members in self._units_by_element.items():
-            if any(m in keep for m in members):
-                needed |= self._needs[e]
-        parts: list[str] = []
-        for k, (gap, piece, (kind, e)) in enumerate(zip(self._gaps, self._texts, self._kinds)):
-            parts.append(gap)
-            if kind == "res":
-                if k in needed:
-                    parts.append(piece)
-                continue
-            members = self._units_by_element[e]
             kept = [m for m in members if m in keep]
-            if len(kept) == len(members):
-                parts.append(piece)
-            elif kept:
-                parts.append(self._partial_path(e, piece, set(kept)))
-        parts.append(self._tail)
-        return "".join(parts)
+            if not kept:
+                continue
+            kept_elements.add(e)
+            if len(kept) < len(members):
+                partial.extend(self._partial_path(e, set(kept)))
+        if not self.prune:
+            cuts = [TextEdit(doc.elements[e].start, doc.elements[e].end, "")
+                    for e in self._units_by_element if e not in kept_elements]
+            return apply_edits(doc.text, cuts + partial)
+        seeds = set(kept_elements) | self._always
+        for e in kept_elements:
+            seeds |= self._needs[e]
+        kept_all = {0}
+        for e in seeds:
+            while e >= 0 and e not in kept_all:
+                kept_all.add(e)
+                e = self._parent[e]
+        parent = self._parent
+        cuts = [TextEdit(doc.elements[i].start, doc.elements[i].end, "")
+                for i in self._cuttable if i not in kept_all and parent[i] in kept_all]
+        return apply_edits(doc.text, cuts + partial)
 
-    def _partial_path(self, element: int, piece: str, kept: set[int]) -> str:
-        start = self.us.doc.elements[element].start
+    def _partial_path(self, element: int, kept: set[int]) -> list[TextEdit]:
         units = tuple(self.us.units[i] for i in self._units_by_element[element])
         single = UnitSet(self.us.doc, units, {element: self.us.splits[element]})
-        edits = edits_keeping(single, kept)
-        return apply_edits(piece, [type(e)(e.start - start, e.end - start, e.new_text)
-                                   for e in edits])
+        return edits_keeping(single, kept)
 
     def without(self, unit: int) -> str:
         return self.keeping(set(range(len(self.us.units))) - {unit})
-
-
-def _inside_unit(node, units_by_element, doc) -> bool:
-    parent = node.getparent()
-    while parent is not None:
-        if doc.index_of(parent) in units_by_element:
-            return True
-        parent = parent.getparent()
-    return False

@@ -4,15 +4,16 @@ Both return the same thing: the full render and, per unit, a ``Patch`` - the box
 which the leave-one-out image equals the full render, and the pixels inside it.
 
 ``fast``: render each block of units (see blocks.py) as its own transparent layer, and a
-multi-unit block once more without each of its units. Cairo draws each element with
-"over" onto the canvas, so the picture is the layers composited in z-order; the image
-without unit k, inside the box where k's block has pixels, is
+multi-unit block once more without each of its units (a local block: each member alone,
+then its overlapping neighbours without it). Cairo draws each element with "over" onto
+the canvas, so the picture is the layers composited in z-order; the image without unit
+k, inside the box where k's block has pixels, is
 
-    (layers above k's block) over (k's block without k) over (layers below) over white.
+    (layers above k's block) over (k's block without k) over (layers below)
 
-A backward sweep stores "layers above" for each block's box, a forward sweep keeps
-"layers below"; each leave-one-out image costs one composite inside its box instead of a
-render of the whole document. Sweeps run in chunks so memory stays bounded.
+on transparent, then over white. A forward sweep keeps "layers below"; the layers above
+that touch the box are composited in z-order, with cairo's own 8-bit rounding, so each
+leave-one-out image costs a few small composites instead of a render of the document.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from .workers import RenderPool, chunked, shared_pool
 Box = tuple[int, int, int, int]  # y0, y1, x0, x1 (half-open)
 
 CHANGED_THRESHOLD = 12  # /255: the published code's changed-pixel threshold
-SWEEP_MEMORY_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,6 @@ def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 
 def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
              pool: RenderPool | None = None, progress: ProgressFn | None = None,
-             sweep_memory_bytes: int = SWEEP_MEMORY_BYTES,
              layer_cache: MutableMapping | None = None) -> LooResult:
     """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
@@ -192,134 +191,200 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     blocks = compute_blocks(us)
     # Structural selectors see siblings, resources included: then keep every resource.
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
+    renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
+                              _jobs_per_chunk(full_s / max(1, n) * 4, limits), progress)
 
-    # One render per block, plus one per unit of each multi-unit block.
-    requests: list[tuple[int, int | None]] = []  # (block, unit left out or None)
-    layer_texts: list[str] = []
+    # Round 1: every block as a layer; members of local blocks alone (to find where each
+    # acts); members of other multi-unit blocks: the block without each of them.
+    local_multi = [b for b, blk in enumerate(blocks) if len(blk) > 1 and blk.local]
+    round1: list[tuple[str, int]] = [("block", b) for b in range(len(blocks))]
     for b, block in enumerate(blocks):
-        members = set(block.units)
-        requests.append((b, None))
-        layer_texts.append(texts.keeping(members))
         if len(block) > 1:
-            for k in block.units:
-                requests.append((b, k))
-                layer_texts.append(texts.keeping(members - {k}))
-    keys = [_layer_key(t, size) for t in layer_texts]
-    cache = layer_cache if layer_cache is not None else {}
-    missing = [i for i, key in enumerate(keys) if key not in cache]
-    per_job = _jobs_per_chunk(full_s / max(1, n) * 4, limits)
-    jobs = [([layer_texts[i] for i in chunk], size, limits, us.doc.name)
-            for chunk in chunked(missing, per_job)]
-    total = len(missing)
-    done = [0]
+            kind = "solo" if block.local else "without"
+            round1.extend((kind, k) for k in block.units)
+    # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a path
+    # gets the path's box, and neighbourhoods hold whole paths only.
+    whole = {u.index: {v.index for v in us.units if v.element == u.element}
+             for u in us.units if u.kind == "subpath"}
+    layers1 = renderer.render([_layer_text(texts, blocks, req, whole) for req in round1])
+    block_layer = [None] * len(blocks)
+    solo: dict[int, tuple] = {}
+    without_layer: dict[int, tuple] = {}
+    unit_region: list[Box | None] = [None] * n
+    for (kind, i), layer in zip(round1, layers1):
+        if kind == "block":
+            block_layer[i] = layer
+        elif kind == "solo":
+            solo[i] = layer
+        else:
+            without_layer[i] = layer
 
-    def tick(j):
-        done[0] += len(jobs[j][0])
-        if progress:
-            progress(min(done[0], total), total)
-
-    fresh = [layer for chunk in pool.map(job_render_layers, jobs, us.doc.name, on_done=tick)
-             for layer in chunk]
-    for i, layer in zip(missing, fresh):
-        cache[keys[i]] = layer
-    rendered = [cache[key] for key in keys]
+    # Round 2, local blocks: each member's neighbourhood (members overlapping it), without
+    # it. Inside the member's own box that equals the whole block without it.
+    round2: list[tuple[int, set[int]]] = []
+    for b in local_multi:
+        members = list(blocks[b].units)
+        boxes = {k: _grow(solo[k][0], 1, size) for k in members}
+        for k in members:
+            unit_region[k] = boxes[k]
+            if boxes[k] is None:
+                without_layer[k] = (None, None)
+                continue
+            near = {j for j in members if j != k and _intersects(boxes[j], boxes[k])}
+            if near:
+                round2.append((k, near))
+            else:
+                without_layer[k] = (None, None)
+    layers2 = renderer.render([texts.keeping(near) for _, near in round2])
+    for (k, _), layer in zip(round2, layers2):
+        without_layer[k] = layer
     t_render = time.perf_counter() - t0
 
-    block_layer: list[tuple[Box | None, np.ndarray | None]] = [(None, None)] * len(blocks)
-    without_layer: dict[int, tuple[Box | None, np.ndarray | None]] = {}
-    for (b, k), layer in zip(requests, rendered):
-        if k is None:
-            block_layer[b] = layer
-        else:
-            without_layer[k] = layer
-    regions: list[Box | None] = []
+    # Where each unit's leave-one-out image can differ from the full render: its own
+    # layer's box (singletons, local blocks), or everything its block draws.
     for b, block in enumerate(blocks):
-        region = block_layer[b][0]
-        if len(block) > 1:
+        if len(block) == 1:
+            unit_region[block.lo] = block_layer[b][0]
+        elif not block.local:
+            region = block_layer[b][0]
             for k in block.units:
                 region = union_box(region, without_layer[k][0])
-        regions.append(region)
+            for k in block.units:
+                unit_region[k] = region
 
     patches: list[Patch | None] = [None] * n
-    _composite(size, blocks, block_layer, without_layer, regions, patches,
-               sweep_memory_bytes)
-    return LooResult(full, patches, "fast", renders=len(missing) + 1, blocks=blocks,
+    _composite(size, blocks, block_layer, without_layer, unit_region, patches, full)
+    return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render})
+
+
+def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int],
+                whole: dict[int, set[int]]) -> str:
+    kind, i = request
+    if kind == "block":
+        return texts.keeping(set(blocks[i].units))
+    if kind == "solo":
+        return texts.keeping(whole.get(i, {i}))
+    block = next(b for b in blocks if b.lo <= i <= b.hi)
+    return texts.keeping(set(block.units) - {i})
+
+
+class _LayerRenderer:
+    """Renders layer texts through the pool, reusing a caller's layer cache."""
+
+    def __init__(self, name, size, limits, pool, cache, per_job, progress):
+        self.name, self.size, self.limits, self.pool = name, size, limits, pool
+        self.cache = cache if cache is not None else {}
+        self.per_job = per_job
+        self.progress = progress
+        self.renders = 0
+
+    def render(self, layer_texts: list[str]) -> list[tuple]:
+        keys = [_layer_key(t, self.size) for t in layer_texts]
+        missing = list({key: i for i, key in enumerate(keys) if key not in self.cache}.values())
+        jobs = [([layer_texts[i] for i in chunk], self.size, self.limits, self.name)
+                for chunk in chunked(missing, self.per_job)]
+        done = [0]
+        total = len(missing)
+
+        def tick(j):
+            done[0] += len(jobs[j][0])
+            if self.progress:
+                self.progress(min(done[0], total), total)
+
+        fresh = [layer for chunk in self.pool.map(job_render_layers, jobs, self.name,
+                                                  on_done=tick) for layer in chunk]
+        for i, layer in zip(missing, fresh):
+            self.cache[keys[i]] = layer
+        self.renders += len(missing)
+        return [self.cache[key] for key in keys]
+
+
+def _grow(box: Box | None, margin: int, size: int) -> Box | None:
+    if box is None:
+        return None
+    return (max(0, box[0] - margin), min(size, box[1] + margin),
+            max(0, box[2] - margin), min(size, box[3] + margin))
+
+
+def _intersects(a: Box | None, b: Box | None) -> bool:
+    return (a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
+            and a[2] < b[3] and b[2] < a[3])
 
 
 def _layer_key(text: str, size: int) -> str:
     return hashlib.blake2b(f"{size}\0{text}".encode(), digest_size=16).hexdigest()
 
 
-def _to_float(layer: np.ndarray) -> np.ndarray:
-    return layer.astype(np.float32) * (1.0 / 255.0)
-
-
-def _over(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-    """Premultiplied ``top`` over ``bottom`` (both float RGBA or bottom RGB opaque)."""
-    inv = 1.0 - top[..., 3:4]
-    if bottom.shape[-1] == 3:
-        return top[..., :3] + bottom * inv
-    return top + bottom * inv
+def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Premultiplied RGBA ``src`` over ``dst``, both uint8, rounded the way cairo's pixman
+    does it (``d * (255 - a) / 255`` with its DIV_255 rounding, then a saturating add), so
+    a chain of these reproduces cairo's own drawing order bit for bit or within 1/255."""
+    inv = 255 - src[..., 3:4].astype(np.uint16)
+    t = dst.astype(np.uint16) * inv + 128
+    t = (t + (t >> 8)) >> 8
+    return np.minimum(t + src, 255).astype(np.uint8)
 
 
 def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarray:
-    """The layer inside ``region`` as float RGBA (zeros where it has no pixels)."""
+    """The layer inside ``region`` as uint8 RGBA (zeros where it has no pixels)."""
     y0, y1, x0, x1 = region
-    out = np.zeros((y1 - y0, x1 - x0, 4), np.float32)
+    out = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
     box, pixels = layer
-    if box is not None:
-        by0, by1, bx0, bx1 = box
-        out[by0 - y0:by1 - y0, bx0 - x0:bx1 - x0] = _to_float(pixels)
+    if box is None:
+        return out
+    iy0, iy1 = max(y0, box[0]), min(y1, box[1])
+    ix0, ix1 = max(x0, box[2]), min(x1, box[3])
+    if iy0 < iy1 and ix0 < ix1:
+        out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = \
+            pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]]
     return out
 
 
-def _composite(size, blocks, block_layer, without_layer, regions, patches, budget):
-    area = lambda r: 0 if r is None else (r[1] - r[0]) * (r[3] - r[2])  # noqa: E731
-    # Chunks of consecutive blocks whose stored "above" crops fit the memory budget.
-    chunks: list[tuple[int, int]] = []
-    start, used = 0, 0
-    for b in range(len(blocks)):
-        cost = area(regions[b]) * 16
-        if b > start and used + cost > budget:
-            chunks.append((start, b))
-            start, used = b, 0
-        used += cost
-    chunks.append((start, len(blocks)))
+def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
+    """The patch shrunk to where it really differs from the full render (a block's region
+    can be much larger than one unit's effect; this keeps memory and scoring small)."""
+    y0, y1, x0, x1 = region
+    box = diff_box(pixels, full[y0:y1, x0:x1])
+    if box is None:
+        return Patch(None, None)
+    by0, by1, bx0, bx1 = box
+    return Patch((y0 + by0, y0 + by1, x0 + bx0, x0 + bx1),
+                 pixels[by0:by1, bx0:bx1].copy())
 
-    below = np.ones((size, size, 3), np.float32)  # white ground, then blocks in z-order
-    for c0, c1 in chunks:
-        above_crops: dict[int, np.ndarray] = {}
-        above = np.zeros((size, size, 4), np.float32)
-        for b in range(len(blocks) - 1, c0 - 1, -1):
-            if c0 <= b < c1 and regions[b] is not None:
-                y0, y1, x0, x1 = regions[b]
-                above_crops[b] = above[y0:y1, x0:x1].copy()
-            box, pixels = block_layer[b]
-            if box is not None and b > c0:  # block b lies under everything added so far
-                y0, y1, x0, x1 = box
-                above[y0:y1, x0:x1] = _over(above[y0:y1, x0:x1], _to_float(pixels))
-        for b in range(c0, c1):
-            block = blocks[b]
-            region = regions[b]
+
+def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full):
+    """Leave-one-out images: for unit k of block b, inside k's region, start from the
+    blocks below b (kept up to date by a forward sweep), draw b without k, then every
+    later block whose layer touches the region, in z-order - cairo's own order."""
+    boxes = np.array([box if box is not None else (0, 0, 0, 0)
+                      for box, _ in block_layer], dtype=np.int64).reshape(-1, 4)
+    below = np.zeros((size, size, 4), np.uint8)  # transparent, as cairo starts
+    for b, block in enumerate(blocks):
+        for k in block.units:
+            region = unit_region[k]
             if region is None:
-                for k in block.units:
-                    patches[k] = Patch(None, None)
-            else:
-                y0, y1, x0, x1 = region
-                under = below[y0:y1, x0:x1]
-                top = above_crops.pop(b)
-                for k in block.units:
-                    middle = under if len(block) == 1 else _over(_paste(region,
-                                                                        without_layer[k]), under)
-                    rgb = _over(top, middle)
-                    patches[k] = Patch(region, np.clip(np.rint(rgb * 255.0), 0, 255)
-                                       .astype(np.uint8))
-            box, pixels = block_layer[b]
-            if box is not None:
-                y0, y1, x0, x1 = box
-                below[y0:y1, x0:x1] = _over(_to_float(pixels), below[y0:y1, x0:x1])
+                patches[k] = Patch(None, None)
+                continue
+            y0, y1, x0, x1 = region
+            canvas = below[y0:y1, x0:x1].copy()
+            if len(block) > 1:
+                canvas = over_u8(_paste(region, without_layer[k]), canvas)
+            later = boxes[b + 1:]
+            touching = np.flatnonzero((later[:, 0] < y1) & (later[:, 1] > y0)
+                                      & (later[:, 2] < x1) & (later[:, 3] > x0)) + b + 1
+            for j in touching:
+                by0, by1, bx0, bx1 = boxes[j]
+                iy0, iy1, ix0, ix1 = max(y0, by0), min(y1, by1), max(x0, bx0), min(x1, bx1)
+                pixels = block_layer[j][1][iy0 - by0:iy1 - by0, ix0 - bx0:ix1 - bx0]
+                view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
+                canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(pixels, view)
+            patches[k] = _tight_patch(region, over_white(canvas), full)
+        box, pixels = block_layer[b]
+        if box is not None:
+            y0, y1, x0, x1 = box
+            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
 
 
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,

@@ -1,0 +1,195 @@
+"""Result and layer caches for the daemon.
+
+* ``LRUCache``: a thread-safe, bounded ``MutableMapping`` (by entry count and/or by an
+  estimated byte size). Used for the in-memory result cache and as the long-lived
+  ``layer_cache`` handed to the engine, so a small edit re-renders only the layers whose
+  text changed.
+* ``ResultCache``: svgloo.score/1 (or svgloo.structure/1) results keyed by content hash +
+  settings + backbone + reference, in memory (LRU) and on disk under
+  ``platformdirs.user_cache_dir("svgloo")`` (``SVGLOO_CACHE_DIR`` overrides it), written
+  atomically (temp file + ``os.replace``) so a restart keeps them and a crash never leaves
+  a half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
+
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("SVGLOO_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("svgloo"))
+
+
+def _nbytes(value) -> int:
+    """Rough size of a cached value (numpy arrays, tuples of them, strings)."""
+    if value is None:
+        return 0
+    n = getattr(value, "nbytes", None)
+    if isinstance(n, int):
+        return n
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value) + 16 * len(value)
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    return 64
+
+
+class LRUCache(MutableMapping):
+    """Least-recently-used mapping bounded by ``max_items`` and/or ``max_bytes``."""
+
+    def __init__(self, max_items: int | None = None, max_bytes: int | None = None,
+                 sizeof: Callable[[object], int] = _nbytes):
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._sizeof = sizeof
+        self._data: OrderedDict = OrderedDict()
+        self._sizes: dict = {}
+        self.bytes = 0
+        self._lock = threading.RLock()
+
+    def __getitem__(self, key):
+        with self._lock:
+            value = self._data[key]
+            self._data.move_to_end(key)
+            return value
+
+    def __contains__(self, key) -> bool:
+        with self._lock:
+            return key in self._data
+
+    def __setitem__(self, key, value) -> None:
+        size = self._sizeof(value) if self.max_bytes is not None else 0
+        with self._lock:
+            if key in self._data:
+                self.bytes -= self._sizes.pop(key)
+                del self._data[key]
+            self._data[key] = value
+            self._sizes[key] = size
+            self.bytes += size
+            self._evict()
+
+    def _evict(self) -> None:
+        while self._data and (
+                (self.max_items is not None and len(self._data) > self.max_items)
+                or (self.max_bytes is not None and self.bytes > self.max_bytes
+                    and len(self._data) > 1)):
+            key, _ = self._data.popitem(last=False)
+            self.bytes -= self._sizes.pop(key)
+
+    def __delitem__(self, key) -> None:
+        with self._lock:
+            del self._data[key]
+            self.bytes -= self._sizes.pop(key)
+
+    def __iter__(self) -> Iterator:
+        with self._lock:
+            return iter(list(self._data))
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def result_key(kind: str, text: str | bytes, name: str, settings_key: dict, backbone: str,
+               reference: dict | None = None) -> str:
+    """Cache key of one analysis: what was analysed (content and name), how (settings and
+    backbone) and against what (the reference, with the reference file's size and mtime)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    h = hashlib.sha256()
+    h.update(json.dumps({"format": CACHE_FORMAT, "kind": kind, "name": name,
+                         "settings": settings_key, "backbone": backbone,
+                         "reference": reference}, sort_keys=True, default=str).encode())
+    h.update(b"\0")
+    h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class ResultCache:
+    """Results in memory (LRU) and on disk. ``get`` returns a fresh copy of the dict."""
+
+    def __init__(self, directory: Path | str | None = None, memory_items: int = 256,
+                 disk: bool = True):
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.results_dir = self.directory / "results"
+        self.memory = LRUCache(max_items=memory_items)
+        self.disk = disk
+        self.hits = 0
+        self.misses = 0
+        self.disk_hits = 0
+        self._lock = threading.Lock()
+
+    def _path(self, key: str) -> Path:
+        return self.results_dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        raw = self.memory.get(key)
+        if raw is None and self.disk:
+            try:
+                raw = self._path(key).read_text(encoding="utf-8")
+                json.loads(raw)  # a damaged entry counts as a miss
+                self.memory[key] = raw
+                with self._lock:
+                    self.disk_hits += 1
+            except (OSError, ValueError):
+                raw = None
+        with self._lock:
+            if raw is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return json.loads(raw)
+
+    def put(self, key: str, result: dict) -> None:
+        raw = json.dumps(result)
+        self.memory[key] = raw
+        if self.disk:
+            try:
+                atomic_write_text(self._path(key), raw)
+            except OSError:
+                pass  # a read-only or full cache dir costs speed, not results
+
+    def discard(self, key: str) -> None:
+        self.memory.pop(key, None)
+        if self.disk:
+            try:
+                self._path(key).unlink()
+            except OSError:
+                pass
+
+    def stats(self) -> dict:
+        return {"hits": self.hits, "misses": self.misses, "disk_hits": self.disk_hits,
+                "memory_entries": len(self.memory), "directory": str(self.directory)}
+
+
+__all__ = ["LRUCache", "ResultCache", "result_key", "default_cache_dir", "atomic_write_text"]

@@ -1,0 +1,289 @@
+"""Client library for the svgloo daemon (used by the CLI, the language server, the viewer).
+
+    from svgloo.daemon.client import DaemonClient, DaemonUnavailable
+    c = DaemonClient()                      # default socket; starts a daemon if none runs
+    result = c.score(path="/abs/a.svg")     # svgloo.score/1 dict (+ "daemon": {...})
+    result = c.score(text=buffer, uri="file:///abs/a.svg", version=7)
+
+Errors: ``DaemonUnavailable`` when no daemon answers and none could be started; the
+engine's ``SvglooError`` subclasses (InputError, LimitError, …) for rejected documents;
+``Superseded`` when a newer version of the same document replaced this request.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from .errors import ConfigError, InputError, LimitError, RenderError, SvglooError
+
+START_TIMEOUT_S = 60.0
+
+
+class DaemonUnavailable(Exception):
+    """No daemon answers on the socket and none could be started."""
+
+
+class DaemonError(Exception):
+    """The daemon answered with an error that is not about the document."""
+
+    def __init__(self, status: int, error: dict):
+        super().__init__(f"{error.get('kind')}: {error.get('message')}")
+        self.status = status
+        self.error = error
+        self.kind = error.get("kind")
+
+
+class Superseded(DaemonError):
+    """A newer version of the same document replaced this request (or it was cancelled)."""
+
+
+_ERROR_CLASSES = {"input": InputError, "limit": LimitError, "render": RenderError,
+                  "config": ConfigError}
+
+
+def _raise_for(status: int, payload: dict):
+    err = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(err, dict):
+        raise DaemonError(status, {"kind": "protocol", "message": f"HTTP {status}"})
+    cls = _ERROR_CLASSES.get(err.get("kind"))
+    if cls is not None:
+        raise cls(err.get("file"), err.get("message", ""), line=err.get("line"),
+                  column=err.get("column"))
+    if err.get("kind") in ("superseded", "disconnected", "shutdown"):
+        raise Superseded(status, err)
+    raise DaemonError(status, err)
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float | None):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if self.timeout is not None:
+            s.settimeout(self.timeout)
+        s.connect(self._path)
+        self.sock = s
+
+
+def _lock(path: Path):
+    """An exclusive advisory lock held while starting a daemon (None where unsupported)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _unlock(fd) -> None:
+    if fd is None:
+        return
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+
+
+def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
+                 timeout: float = START_TIMEOUT_S, env: dict | None = None) -> int:
+    """Start ``svgloo daemon start --foreground`` detached (new session) and wait until
+    the socket answers. Returns the pid. A lock file keeps two clients from both starting
+    one; a stale socket (nobody answering) is removed first."""
+    from .server import log_path, prepare_runtime_dir, socket_answers
+
+    prepare_runtime_dir(socket_path)
+    fd = _lock(socket_path.with_name(socket_path.name + ".lock"))
+    try:
+        if socket_answers(socket_path):
+            return -1  # someone else started it while we waited for the lock
+        if socket_path.exists() or socket_path.is_symlink():
+            socket_path.unlink()
+        cmd = [sys.executable, "-m", "svgloo", "daemon", "start", "--foreground",
+               "--socket", str(socket_path)] + list(extra_args or [])
+        logf = os.fdopen(os.open(log_path(socket_path), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                                 0o600), "ab")
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                    start_new_session=True, close_fds=True,
+                                    env=env, cwd="/")
+        finally:
+            logf.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise DaemonUnavailable(
+                    f"the daemon exited with code {proc.returncode} while starting; see "
+                    f"{log_path(socket_path)}")
+            if socket_answers(socket_path, timeout=0.5):
+                return proc.pid
+            time.sleep(0.05)
+        raise DaemonUnavailable(f"the daemon did not answer on {socket_path} within "
+                                f"{timeout:g} s; see {log_path(socket_path)}")
+    finally:
+        _unlock(fd)
+
+
+class DaemonClient:
+    def __init__(self, socket_path: str | Path | None = None, autostart: bool = True,
+                 timeout: float | None = 600.0):
+        from .server import default_socket_path
+
+        self.socket_path = Path(socket_path) if socket_path else default_socket_path()
+        self.autostart = autostart
+        self.timeout = timeout
+
+    # -- transport ---------------------------------------------------------------------
+    def _connect(self, timeout: float | None = None) -> _UnixConnection:
+        conn = _UnixConnection(str(self.socket_path), timeout or self.timeout)
+        try:
+            conn.connect()
+            return conn
+        except (FileNotFoundError, ConnectionRefusedError, OSError) as exc:
+            conn.close()
+            if not self.autostart:
+                raise DaemonUnavailable(f"no svgloo daemon on {self.socket_path} ({exc})") \
+                    from None
+        try:
+            start_daemon(self.socket_path)
+        except OSError as exc:
+            raise DaemonUnavailable(f"cannot start a daemon on {self.socket_path}: {exc}") \
+                from None
+        conn = _UnixConnection(str(self.socket_path), timeout or self.timeout)
+        try:
+            conn.connect()
+        except OSError as exc:
+            conn.close()
+            raise DaemonUnavailable(f"no svgloo daemon on {self.socket_path} ({exc})") \
+                from None
+        return conn
+
+    def request(self, method: str, path: str, body: dict | None = None,
+                timeout: float | None = None) -> tuple[int, dict]:
+        conn = self._connect(timeout)
+        try:
+            data = json.dumps(body).encode() if body is not None else None
+            headers = {"Content-Type": "application/json"} if data is not None else {}
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+            except (ConnectionError, http.client.HTTPException, socket.timeout) as exc:
+                raise DaemonUnavailable(f"the daemon on {self.socket_path} did not answer "
+                                        f"({type(exc).__name__}: {exc})") from None
+            try:
+                payload = json.loads(raw) if raw else {}
+            except ValueError:
+                payload = {"error": {"kind": "protocol", "message": raw[:200].decode(
+                    "utf-8", "replace")}}
+            return resp.status, payload
+        finally:
+            conn.close()
+
+    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
+        status, payload = self.request(method, path, body)
+        if status >= 400:
+            _raise_for(status, payload)
+        return payload
+
+    # -- API ---------------------------------------------------------------------------
+    def _analyse(self, endpoint: str, text, path, uri, version, settings, priority) -> dict:
+        body: dict = {"settings": dict(settings or {}), "priority": priority}
+        if text is not None:
+            body["text"] = text.decode("utf-8") if isinstance(text, bytes) else text
+        if path is not None:
+            body["path"] = os.path.abspath(path)
+        if uri is not None:
+            body["uri"] = uri
+        if version is not None:
+            body["version"] = version
+        ref = body["settings"].get("reference")
+        if ref:
+            body["settings"]["reference"] = os.path.abspath(ref)
+        return self._call("POST", endpoint, body)
+
+    def score(self, text=None, path=None, uri=None, version=None, settings: dict | None = None,
+              priority: str = "interactive") -> dict:
+        return self._analyse("/v1/score", text, path, uri, version, settings, priority)
+
+    def structure(self, text=None, path=None, uri=None, version=None,
+                  settings: dict | None = None, priority: str = "interactive") -> dict:
+        return self._analyse("/v1/structure", text, path, uri, version, settings, priority)
+
+    def status(self) -> dict:
+        return self._call("GET", "/v1/status")
+
+    def openapi(self) -> dict:
+        return self._call("GET", "/v1/openapi.json")
+
+    def watch(self, folder: str, settings: dict | None = None) -> dict:
+        return self._call("POST", "/v1/watch", {"folder": os.path.abspath(folder),
+                                                "settings": settings or {}})
+
+    def unwatch(self, folder: str) -> dict:
+        return self._call("POST", "/v1/unwatch", {"folder": os.path.abspath(folder)})
+
+    def shutdown(self) -> dict:
+        return self._call("POST", "/v1/shutdown")
+
+    def events(self, timeout: float | None = None):
+        """Iterate over server-sent events as dicts ({"event": "result", "path", ...})."""
+        conn = self._connect(timeout)
+        try:
+            conn.request("GET", "/v1/events")
+            resp = conn.getresponse()
+            if resp.status != 200:
+                _raise_for(resp.status, json.loads(resp.read() or b"{}"))
+            data: list[str] = []
+            while True:
+                line = resp.fp.readline()
+                if not line:
+                    return
+                line = line.decode("utf-8").rstrip("\r\n")
+                if line.startswith("data:"):
+                    data.append(line[5:].lstrip())
+                elif line == "" and data:
+                    yield json.loads("\n".join(data))
+                    data = []
+        finally:
+            conn.close()
+
+
+def settings_dict(settings) -> dict:
+    """ScoreSettings (or a dict) -> the JSON settings dict the daemon takes."""
+    if isinstance(settings, dict):
+        return dict(settings)
+    d = asdict(settings)
+    d.pop("limits", None)
+    return d
+
+
+def score_via_daemon(path: str, settings, client: DaemonClient | None = None) -> dict:
+    """Score a file through the daemon (started on demand). Raises DaemonUnavailable
+    when none is up and none can be started, SvglooError for a rejected document."""
+    client = client or DaemonClient()
+    s = settings_dict(settings)
+    if s.get("reference"):
+        s["reference"] = os.path.abspath(s["reference"])
+    try:
+        return client.score(path=os.path.abspath(path), settings=s, priority="batch")
+    except Superseded as exc:
+        raise DaemonUnavailable(f"the daemon cancelled the request ({exc})") from None
+    except DaemonError as exc:
+        if exc.kind in ("internal", "protocol", "shutdown"):
+            raise DaemonUnavailable(str(exc)) from None
+        raise
+
+
+__all__ = ["DaemonClient", "DaemonUnavailable", "DaemonError", "Superseded",
+           "score_via_daemon", "start_daemon", "settings_dict", "SvglooError"]

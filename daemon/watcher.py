@@ -1,0 +1,136 @@
+"""Re-score SVG files when they are saved (watchdog observer + debounce).
+
+Editors save in different ways: in place (modified events), through a temporary file that
+is renamed over the original (a moved event whose destination is the ``.svg``), or by
+deleting and re-creating. All of them become "this path changed"; each path then waits
+for a quiet period (``debounce_s``, ~300 ms) so a burst of events is handled once, with
+the file's final content. A path that no longer exists when its turn comes is reported
+as deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+log = logging.getLogger("svgloo.watcher")
+
+SUFFIXES = (".svg", ".svgz")
+DEBOUNCE_S = 0.3
+
+
+def is_svg(path: str) -> bool:
+    name = os.path.basename(path)
+    return name.lower().endswith(SUFFIXES) and not name.startswith((".#", "~"))
+
+
+class Watcher:
+    """Watch ``folder`` recursively; call ``rescore(path)`` once per settled change and
+    ``deleted(path)`` when a watched SVG is gone. Callbacks run on the watcher's thread."""
+
+    def __init__(self, folder: str, rescore: Callable[[str], object],
+                 deleted: Callable[[str], object] | None = None,
+                 debounce_s: float = DEBOUNCE_S, recursive: bool = True):
+        self.folder = os.path.abspath(folder)
+        self.rescore = rescore
+        self.deleted = deleted or (lambda p: None)
+        self.debounce_s = debounce_s
+        self.recursive = recursive
+        self._pending: dict[str, float] = {}
+        self._digests: dict[str, str] = {}
+        self._cond = threading.Condition()
+        self._stop = False
+        self._observer = None
+        self._thread = threading.Thread(target=self._loop, name=f"svgloo-watch {folder}",
+                                        daemon=True)
+
+    # -- events ------------------------------------------------------------------------
+    def touch(self, path: str) -> None:
+        """Note that ``path`` changed (or disappeared); it is handled after a quiet spell."""
+        if not is_svg(path):
+            return
+        path = os.path.abspath(path)
+        with self._cond:
+            self._pending[path] = time.monotonic() + self.debounce_s
+            self._cond.notify()
+
+    def _on_any_event(self, event) -> None:
+        if event.is_directory:
+            return
+        kind = event.event_type
+        if kind in ("created", "modified", "deleted", "closed"):
+            self.touch(os.fsdecode(event.src_path))
+        elif kind == "moved":
+            self.touch(os.fsdecode(event.src_path))   # gone from here (if it was an .svg)
+            self.touch(os.fsdecode(event.dest_path))  # atomic save lands here
+
+    # -- the debounce loop -------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stop:
+                    now = time.monotonic()
+                    due = [p for p, t in self._pending.items() if t <= now]
+                    if due:
+                        for p in due:
+                            del self._pending[p]
+                        break
+                    wait = min(self._pending.values()) - now if self._pending else None
+                    self._cond.wait(wait)
+                if self._stop:
+                    return
+            for path in sorted(due):
+                try:
+                    self._settle(path)
+                except Exception:  # a callback bug must not stop the watcher
+                    log.exception("watcher callback failed for %s", path)
+
+    def _settle(self, path: str) -> None:
+        try:
+            with open(path, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+        except FileNotFoundError:
+            self._digests.pop(path, None)
+            self.deleted(path)
+            return
+        except OSError:
+            return  # unreadable for now (permissions, a directory); a later event retries
+        if self._digests.get(path) == digest:
+            return  # same content as last time (a touch, a second close event)
+        self._digests[path] = digest
+        self.rescore(path)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> "Watcher":
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event):
+                watcher._on_any_event(event)
+
+        self._observer = Observer()
+        self._observer.schedule(Handler(), self.folder, recursive=self.recursive)
+        self._observer.daemon = True
+        self._observer.start()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+
+__all__ = ["Watcher", "is_svg", "DEBOUNCE_S"]

@@ -1,0 +1,148 @@
+"""Quick fixes: remove a unit, remove every unit with no visible effect, split a compound
+path. Every fix is computed from the document's *current* text (re-parsed here) after
+checking that the unit the diagnostic was about is still there, and is returned as a
+versioned workspace edit, so a client never applies it to newer text."""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from svgloo.daemon.document import parse_document
+from svgloo.daemon.pathdata import standalone_subpath
+from svgloo.daemon.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
+
+from .convert import LineIndex, text_hash
+
+_ID_ATTR = re.compile(r"""(\sid\s*=\s*)(["'])(.*?)\2""", re.S)
+
+
+def current_units(text: str, name: str, subpaths: bool = True) -> UnitSet | None:
+    """The current text's units, or None when it no longer parses."""
+    try:
+        return extract_units(parse_document(text, name), subpaths)
+    except Exception:
+        return None
+
+
+def still_there(lines: LineIndex, data: dict) -> bool:
+    """Is the text the diagnostic was computed on still at the same offsets?"""
+    try:
+        start, end = data["offsets"]
+        return text_hash(lines.engine_slice(int(start), int(end))) == data["hash"]
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def find_unit(us: UnitSet, data: dict):
+    """The unit of the current text matching a diagnostic's data (same kind and span)."""
+    start, end = (int(v) for v in data["offsets"])
+    for u in us.units:
+        if u.start == start and u.end == end and u.kind == data.get("kind", u.kind):
+            return u
+    return None
+
+
+def to_lsp_edits(edits: list[TextEdit], lines: LineIndex) -> list[types.TextEdit]:
+    return [types.TextEdit(range=lines.engine_range(e.start, e.end), new_text=e.new_text)
+            for e in sorted(edits, key=lambda e: e.start)]
+
+
+def versioned_edit(uri: str, version: int | None, edits: list[types.TextEdit],
+                   versioned: bool = True) -> types.WorkspaceEdit:
+    if not versioned:
+        return types.WorkspaceEdit(changes={uri: edits})
+    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+        edits=edits)])
+
+
+def _action(title: str, uri: str, version, edits, lines, diagnostics, versioned,
+            preferred=False, kind=types.CodeActionKind.QuickFix) -> types.CodeAction:
+    return types.CodeAction(title=title, kind=kind, diagnostics=diagnostics or None,
+                            is_preferred=preferred or None,
+                            edit=versioned_edit(uri, version, to_lsp_edits(edits, lines),
+                                                versioned))
+
+
+def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
+                       diagnostic: types.Diagnostic, versioned: bool = True):
+    data = diagnostic.data if isinstance(diagnostic.data, dict) else None
+    if not data or "offsets" not in data or not still_there(lines, data):
+        return None
+    u = find_unit(us, data)
+    if u is None:
+        return None
+    edit = removal_edit(us, u.index)
+    ident = f' id="{u.id}"' if u.id else ""
+    title = (f"Remove subpath {u.subpath + 1} of <{u.tag}{ident}>" if u.kind == "subpath"
+             else f"Remove element <{u.tag}{ident}>")
+    return _action(title, uri, version, [edit], lines, [diagnostic], versioned,
+                   preferred=diagnostic.code == "harmful")
+
+
+def remove_invisible_action(uri: str, version, lines: LineIndex, us: UnitSet, result: dict,
+                            diagnostics: list[types.Diagnostic], versioned: bool = True):
+    """One edit set removing every unit the result says has no visible effect. Only
+    offered when the result was computed on exactly this text (every unit matches)."""
+    rows = result.get("units", [])
+    if len(rows) != len(us.units):
+        return None
+    for row, u in zip(rows, us.units):
+        if [u.start, u.end] != list(row["offsets"]):
+            return None
+    invisible = {row["index"] for row in rows if not row.get("visible", True)}
+    if len(invisible) < 1:
+        return None
+    keep = {u.index for u in us.units} - invisible
+    edits = edits_keeping(us, keep)
+    return _action(f"Remove all elements with no visible effect ({len(invisible)})", uri,
+                   version, edits, lines, diagnostics, versioned)
+
+
+def split_path_edit(us: UnitSet, element: int) -> TextEdit | None:
+    """Replace a compound ``<path>`` by one ``<path>`` per subpath, each with the same
+    attributes (and children) and a standalone ``d``. An ``id`` stays on the first
+    path; the others get ``id-2``, ``id-3``... Not offered when the id is referenced."""
+    split = us.splits.get(element)
+    if split is None:
+        return None
+    doc = us.doc
+    el = doc.elements[element]
+    source = doc.text[el.start:el.end]
+    raw = doc.text[split.value_start:split.value_end].translate({9: 32, 10: 32, 13: 32})
+    head = source[:split.value_start - el.start]
+    tail = source[split.value_end - el.start:]
+    ident = doc.nodes[element].get("id")
+    if ident and re.search(r"#" + re.escape(ident) + r"\b", doc.text):
+        return None
+    line_start = doc.text.rfind("\n", 0, el.start) + 1
+    indent = doc.text[line_start:el.start]
+    sep = "\n" + indent if indent.strip() == "" and line_start > 0 else ""
+    parts = []
+    for sp in split.subpaths:
+        h = head
+        if ident and sp.index > 0:
+            h = _ID_ATTR.sub(lambda m: f"{m.group(1)}{m.group(2)}{ident}-{sp.index + 1}"
+                             f"{m.group(2)}", h, count=1)
+        parts.append(h + standalone_subpath(raw, sp).strip() + tail)
+    return TextEdit(el.start, el.end, sep.join(parts))
+
+
+def split_path_action(uri: str, version, lines: LineIndex, us: UnitSet,
+                      diagnostic: types.Diagnostic, versioned: bool = True):
+    data = diagnostic.data if isinstance(diagnostic.data, dict) else None
+    if not data or "offsets" not in data or not still_there(lines, data):
+        return None
+    start, end = (int(v) for v in data["offsets"])
+    for i, el in enumerate(us.doc.elements):
+        if el.start == start and el.end == end and i in us.splits:
+            edit = split_path_edit(us, i)
+            if edit is None:
+                return None
+            n = len(us.splits[i].subpaths)
+            return _action(f"Split compound path into {n} separate paths", uri, version,
+                           [edit], lines, [diagnostic], versioned,
+                           )
+    return None

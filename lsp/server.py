@@ -1,0 +1,584 @@
+"""The svgloo language server (pygls 2.x): registers features and translates.
+
+Scoring is the engine's (``svgloo.daemon.score.score_text``, in a thread so the event
+loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
+``useDaemon`` is on and one can be reached); ``convert`` turns results into LSP objects
+and ``actions`` builds the quick fixes.
+
+Per document: changes are debounced (``DEBOUNCE_S``), a newer change cancels the work for
+the older version (the asyncio task, and the engine run through its progress callback),
+and results are published only for the version they were computed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from svgloo import __version__
+
+from . import actions
+from .convert import (DiagnosticOptions, LineIndex, encoding_name, error_diagnostic,
+                      hover_markdown, metrics_title, purity_diagnostics, score_diagnostics,
+                      structure_rows, summary_title)
+
+log = logging.getLogger("svgloo.lsp")
+
+DEBOUNCE_S = 0.4
+CONFIG_WAIT_S = 3.0
+SECTION = "svgloo"
+SUMMARY_COMMAND = "svgloo.showSummary"
+
+
+class _Cancelled(Exception):
+    """Raised from the engine's progress callback when the work went stale."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    backbone: str = "auto"
+    reference: str = ""
+    prompt: str = ""
+    helpful_threshold: float = 0.005
+    harmful_threshold: float = -0.005
+    diagnostics: DiagnosticOptions = field(default_factory=DiagnosticOptions)
+    use_daemon: bool = True
+    render_size: int = 384
+
+    def updated(self, raw: Any) -> "Settings":
+        """These settings overridden by a client's dict (camelCase keys as the editors
+        send them); wrong types are ignored with a log line, never fatal."""
+        if not isinstance(raw, dict):
+            return self
+        changes: dict[str, Any] = {}
+
+        def take(key, attr, kind):
+            if key not in raw or raw[key] is None:
+                return
+            value = raw[key]
+            try:
+                if kind is bool and not isinstance(value, bool):
+                    raise TypeError(value)
+                changes[attr] = kind(value)
+            except (TypeError, ValueError):
+                log.warning("svgloo setting %s=%r ignored (expected %s)", key, value,
+                            kind.__name__)
+
+        take("backbone", "backbone", str)
+        take("reference", "reference", str)
+        take("prompt", "prompt", str)
+        take("helpfulThreshold", "helpful_threshold", float)
+        take("harmfulThreshold", "harmful_threshold", float)
+        take("useDaemon", "use_daemon", bool)
+        take("renderSize", "render_size", int)
+        diag = raw.get("diagnostics")
+        if isinstance(diag, dict):
+            d = self.diagnostics
+            for key in ("harmful", "invisible", "purity"):
+                if isinstance(diag.get(key), bool):
+                    d = replace(d, **{key: diag[key]})
+            changes["diagnostics"] = d
+        return replace(self, **changes)
+
+    def engine_dict(self) -> dict:
+        """ScoreSettings field names (what the engine and the daemon take)."""
+        return {"backbone": self.backbone or "auto", "size": int(self.render_size),
+                "reference": self.reference.strip() or None,
+                "prompt": self.prompt.strip() or None,
+                "helpful_threshold": self.helpful_threshold,
+                "harmful_threshold": self.harmful_threshold}
+
+
+@dataclass
+class DocState:
+    uri: str
+    task: asyncio.Task | None = None
+    cancel: threading.Event | None = None
+    version: int | None = None          # version the stored outcome was computed on
+    text: str | None = None
+    result: dict | None = None
+    error: Exception | None = None
+    structure: dict | None = None
+    structure_spans: list = field(default_factory=list)
+    layer_cache: dict = field(default_factory=dict)
+    waiters: list = field(default_factory=list)
+
+
+def fs_name(uri: str) -> str:
+    """The file system path of a file: URI (used by the engine to find the reference),
+    or the URI itself (which the engine treats as having no file)."""
+    if uri.startswith("file:"):
+        try:
+            path = to_fs_path(uri)
+            if path:
+                return path
+        except Exception:  # noqa: BLE001 - odd URIs are just names
+            pass
+    return "<" + uri + ">"
+
+
+class SvglooServer(LanguageServer):
+    def __init__(self):
+        super().__init__("svgloo", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.docs: dict[str, DocState] = {}
+        self.executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=2, thread_name_prefix="svgloo-score")
+        self.config_ready: asyncio.Event | None = None
+
+    # --- client capabilities ----------------------------------------------------------
+    def _cap(self, *path, default=None):
+        obj: Any = self.client_capabilities
+        for name in path:
+            obj = getattr(obj, name, None) if obj is not None else None
+        return default if obj is None else obj
+
+    @property
+    def pull_diagnostics(self) -> bool:
+        return self._cap("text_document", "diagnostic") is not None
+
+    @property
+    def encoding(self) -> str:
+        return encoding_name(self.workspace.position_encoding)
+
+    def state(self, uri: str) -> DocState:
+        if uri not in self.docs:
+            self.docs[uri] = DocState(uri)
+        return self.docs[uri]
+
+    def current(self, uri: str):
+        """(version, text) of the open document, or None."""
+        try:
+            doc = self.workspace.get_text_document(uri)
+            return doc.version, doc.source
+        except Exception:  # noqa: BLE001
+            return None
+
+    # --- scheduling ---------------------------------------------------------------------
+    def schedule(self, uri: str, delay: float = DEBOUNCE_S) -> None:
+        st = self.state(uri)
+        if st.task is not None and not st.task.done():
+            st.task.cancel()
+        if st.cancel is not None:
+            st.cancel.set()
+        st.cancel = threading.Event()
+        st.task = asyncio.get_running_loop().create_task(self._run(uri, delay, st.cancel))
+
+    async def _run(self, uri: str, delay: float, cancel: threading.Event) -> None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            if self.config_ready is not None and not self.config_ready.is_set():
+                try:
+                    await asyncio.wait_for(self.config_ready.wait(), CONFIG_WAIT_S)
+                except asyncio.TimeoutError:
+                    pass
+            snapshot = self.current(uri)
+            if snapshot is None:
+                return
+            version, text = snapshot
+            st = self.state(uri)
+            settings = self.settings
+            result, error = await self._score(uri, version, text, settings, cancel, st)
+            if cancel.is_set() or self.current(uri) != snapshot:
+                return  # stale: a newer version is scheduled
+            st.version, st.text, st.result, st.error = version, text, result, error
+            st.structure, st.structure_spans = None, []
+            self._deliver(uri)
+            if result is not None and settings.diagnostics.purity:
+                await self._structure(uri, snapshot, settings, cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        except Exception:  # noqa: BLE001 - the server must never die on one document
+            log.exception("svgloo: scoring %s failed", uri)
+            snapshot = self.current(uri)
+            st = self.docs.get(uri)
+            if snapshot is not None and st is not None and not cancel.is_set():
+                # Record an empty outcome for this version so pull requests return.
+                st.version, st.text, st.result, st.error = snapshot[0], snapshot[1], None, None
+                self._deliver(uri)
+
+    async def _score(self, uri, version, text, settings: Settings, cancel, st: DocState):
+        """(result dict, None) or (None, SvglooError). Raises _Cancelled when stale."""
+        from svgloo.daemon.errors import SvglooError
+
+        loop = asyncio.get_running_loop()
+        name = fs_name(uri)
+        progress = await self._progress_begin(f"svgloo: scoring {name.rsplit('/', 1)[-1]}")
+        try:
+            if settings.use_daemon:
+                try:
+                    result = await loop.run_in_executor(
+                        self.executor, _score_via_daemon, text, uri, version,
+                        settings.engine_dict())
+                    if result is not None:
+                        return result, None
+                except SvglooError as exc:
+                    return None, exc
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("svgloo: daemon scoring failed (%s); scoring in-process", exc)
+
+            def on_progress(done: int, total: int) -> None:
+                if cancel.is_set():
+                    raise _Cancelled()
+                if progress is not None and total:
+                    loop.call_soon_threadsafe(progress.report, done, total)
+
+            try:
+                result = await loop.run_in_executor(
+                    self.executor, _score_in_process, text, name, settings.engine_dict(),
+                    on_progress, st.layer_cache)
+                return result, None
+            except SvglooError as exc:
+                return None, exc
+            except _Cancelled:
+                raise asyncio.CancelledError() from None
+        finally:
+            if progress is not None:
+                progress.end()
+
+    async def _structure(self, uri, snapshot, settings: Settings, cancel) -> None:
+        loop = asyncio.get_running_loop()
+        version, text = snapshot
+        try:
+            structure, spans = await loop.run_in_executor(
+                self.executor, _structure_in_process, text, fs_name(uri), settings.render_size)
+        except Exception as exc:  # noqa: BLE001 - concepts are optional
+            log.info("svgloo: no structure for %s: %s", uri, exc)
+            return
+        if structure is None or cancel.is_set() or self.current(uri) != snapshot:
+            return
+        st = self.state(uri)
+        st.structure, st.structure_spans = structure, spans
+        self._deliver(uri, refresh_only=True)
+
+    # --- delivering diagnostics -----------------------------------------------------
+    def diagnostics_for(self, uri: str) -> list[types.Diagnostic]:
+        st = self.docs.get(uri)
+        if st is None or st.text is None:
+            return []
+        lines = LineIndex(st.text, self.encoding)
+        if st.error is not None:
+            return [error_diagnostic(st.error, lines)]
+        if st.result is None:
+            return []
+        out = score_diagnostics(st.result, lines, self.settings.diagnostics, st.version)
+        if st.structure is not None:
+            rows = structure_rows(st.structure, st.structure_spans)
+            out += purity_diagnostics(rows, lines, self.settings.diagnostics, st.version)
+        return out
+
+    def _deliver(self, uri: str, refresh_only: bool = False) -> None:
+        st = self.state(uri)
+        waiters, st.waiters = st.waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+        if self.pull_diagnostics:
+            if refresh_only and self._cap("workspace", "diagnostics", "refresh_support"):
+                self.workspace_diagnostic_refresh(None)
+        else:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, version=st.version, diagnostics=self.diagnostics_for(uri)))
+        if self._cap("workspace", "code_lens", "refresh_support"):
+            self.workspace_code_lens_refresh(None)
+
+    async def wait_current(self, uri: str) -> DocState | None:
+        """The document's state once it holds the outcome for the current version."""
+        while True:
+            snapshot = self.current(uri)
+            if snapshot is None:
+                return None
+            st = self.state(uri)
+            if st.version == snapshot[0] and st.text == snapshot[1]:
+                return st
+            if st.task is None or st.task.done():
+                self.schedule(uri, 0)
+            fut = asyncio.get_running_loop().create_future()
+            st.waiters.append(fut)
+            await fut
+
+    def fresh_state(self, uri: str) -> DocState | None:
+        """The state if it was computed on the current text, else None."""
+        snapshot = self.current(uri)
+        st = self.docs.get(uri)
+        if snapshot is None or st is None or st.text != snapshot[1]:
+            return None
+        return st
+
+    # --- progress -----------------------------------------------------------------------
+    async def _progress_begin(self, title: str):
+        if not self._cap("window", "work_done_progress"):
+            return None
+        token = f"svgloo-{uuid.uuid4().hex[:12]}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 5.0)
+        except Exception as exc:  # noqa: BLE001 - progress is cosmetic
+            log.debug("svgloo: no progress token: %s", exc)
+            return None
+        return _Progress(self, token, title)
+
+    # --- settings -----------------------------------------------------------------------
+    async def pull_configuration(self) -> None:
+        if not self._cap("workspace", "configuration"):
+            return
+        try:
+            answer = await asyncio.wait_for(self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])),
+                CONFIG_WAIT_S)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("svgloo: workspace/configuration failed: %s", exc)
+            return
+        if answer:
+            self.settings = self.settings.updated(answer[0])
+
+
+class _Progress:
+    def __init__(self, server: SvglooServer, token: str, title: str):
+        self.server, self.token, self.last, self.ended = server, token, -1, False
+        server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title=title, percentage=0, cancellable=False))
+
+    def report(self, done: int, total: int) -> None:
+        pct = int(100 * done / max(total, 1))
+        if self.ended:
+            return
+        if pct >= self.last + 10 or done == total:
+            self.last = pct
+            try:
+                self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(
+                    message=f"{done}/{total} renders", percentage=pct))
+            except Exception:  # noqa: BLE001
+                pass
+
+    def end(self) -> None:
+        self.ended = True
+        try:
+            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
+        except Exception:  # noqa: BLE001
+            pass
+
+
+# --- blocking work (runs in the executor) ----------------------------------------------
+
+def _score_via_daemon(text: str, uri: str, version, settings: dict) -> dict | None:
+    """The daemon's result, or None when no daemon can be used (so score in-process)."""
+    try:
+        from svgloo.daemon.client import DaemonClient, DaemonUnavailable
+    except ImportError:
+        return None
+    try:
+        return DaemonClient().score(text=text, uri=uri, version=version, settings=settings)
+    except DaemonUnavailable as exc:
+        log.info("svgloo: daemon unavailable (%s); scoring in-process", exc)
+        return None
+
+
+def _score_in_process(text: str, name: str, settings: dict, progress, layer_cache) -> dict:
+    from svgloo.daemon.score import ScoreSettings, score_text
+
+    run = score_text(text, name, ScoreSettings(**settings), progress=progress,
+                     layer_cache=layer_cache)
+    return run.result
+
+
+def _structure_in_process(text: str, name: str, size: int):
+    """(structure dict, element spans of its units) or (None, []) when unavailable."""
+    try:
+        from svgloo.daemon.structure import StructureSettings, structure_text
+    except ImportError:
+        return None, []
+    run = structure_text(text, name, StructureSettings(size=size))
+    spans = [(u.start, u.end) for u in run.units.units]
+    return run.result, spans
+
+
+# --- features -----------------------------------------------------------------------------
+
+def create_server() -> SvglooServer:
+    server = SvglooServer()
+
+    def guarded(default=None):
+        def wrap(fn):
+            async def handler(ls, params):
+                try:
+                    return await fn(ls, params)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001 - log and carry on
+                    log.exception("svgloo: %s failed", fn.__name__)
+                    return default
+            handler.__name__ = fn.__name__
+            return handler
+        return wrap
+
+    @server.feature(types.INITIALIZE)
+    @guarded()
+    async def initialize(ls: SvglooServer, params: types.InitializeParams):
+        ls.config_ready = asyncio.Event()
+        ls.settings = ls.settings.updated(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    @guarded()
+    async def initialized(ls: SvglooServer, params):
+        try:
+            await ls.pull_configuration()
+        finally:
+            ls.config_ready.set()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded()
+    async def did_change_configuration(ls: SvglooServer, params):
+        settings = getattr(params, "settings", None)
+        if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
+            ls.settings = ls.settings.updated(settings[SECTION])
+        await ls.pull_configuration()
+        for uri in list(ls.docs):
+            if ls.current(uri) is not None:
+                ls.schedule(uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded()
+    async def did_open(ls: SvglooServer, params: types.DidOpenTextDocumentParams):
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded()
+    async def did_change(ls: SvglooServer, params: types.DidChangeTextDocumentParams):
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @guarded()
+    async def did_save(ls: SvglooServer, params: types.DidSaveTextDocumentParams):
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded()
+    async def did_close(ls: SvglooServer, params: types.DidCloseTextDocumentParams):
+        st = ls.docs.pop(params.text_document.uri, None)
+        if st is not None:
+            if st.task is not None:
+                st.task.cancel()
+            if st.cancel is not None:
+                st.cancel.set()
+            for fut in st.waiters:
+                if not fut.done():
+                    fut.set_result(None)
+        if not ls.pull_diagnostics:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=params.text_document.uri, diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier="svgloo", inter_file_dependencies=False, workspace_diagnostics=False))
+    @guarded(types.RelatedFullDocumentDiagnosticReport(items=[]))
+    async def pull_diagnostics(ls: SvglooServer, params: types.DocumentDiagnosticParams):
+        st = await ls.wait_current(params.text_document.uri)
+        items = ls.diagnostics_for(params.text_document.uri) if st is not None else []
+        return types.RelatedFullDocumentDiagnosticReport(items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @guarded([])
+    async def code_action(ls: SvglooServer, params: types.CodeActionParams):
+        uri = params.text_document.uri
+        snapshot = ls.current(uri)
+        if snapshot is None:
+            return []
+        version, text = snapshot
+        ours = [d for d in params.context.diagnostics if d.source == "svgloo"
+                and isinstance(d.data, dict)]
+        if not ours:
+            return []
+        us = actions.current_units(text, fs_name(uri))
+        if us is None:
+            return []
+        lines = LineIndex(text, ls.encoding)
+        versioned = ls._cap("workspace", "workspace_edit", "document_changes") is not False
+        out = []
+        for d in ours:
+            if d.code in ("harmful", "invisible"):
+                a = actions.remove_unit_action(uri, version, lines, us, d, versioned)
+            elif d.code == "low-purity":
+                a = actions.split_path_action(uri, version, lines, us, d, versioned)
+            else:
+                a = None
+            if a is not None:
+                out.append(a)
+        st = ls.fresh_state(uri)
+        invisible = [d for d in ours if d.code == "invisible"]
+        if invisible and st is not None and st.result is not None:
+            a = actions.remove_invisible_action(uri, version, lines, us, st.result,
+                                                invisible, versioned)
+            if a is not None:
+                out.append(a)
+        return out
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded(None)
+    async def hover(ls: SvglooServer, params: types.HoverParams):
+        uri = params.text_document.uri
+        st = ls.fresh_state(uri)
+        if st is None or st.result is None:
+            return None
+        lines = LineIndex(st.text, ls.encoding)
+        offset = lines.offset(params.position) - lines.base
+        rows = [r for r in st.result.get("units", [])
+                if r["offsets"][0] <= offset < r["offsets"][1]]
+        if not rows:
+            return None
+        row = min(rows, key=lambda r: r["offsets"][1] - r["offsets"][0])
+        srow = None
+        if st.structure is not None:
+            for s in structure_rows(st.structure, st.structure_spans):
+                if s["offsets"][0] <= row["offsets"][0] and row["offsets"][1] <= s["offsets"][1]:
+                    srow = s
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                         value=hover_markdown(row, srow, st.result)),
+            range=lines.engine_range(*row["offsets"]))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @guarded([])
+    async def code_lens(ls: SvglooServer, params: types.CodeLensParams):
+        st = ls.fresh_state(params.text_document.uri)
+        if st is None or st.result is None:
+            return []
+        lines = LineIndex(st.text, ls.encoding)
+        root = actions.current_units(st.text, "<lens>", subpaths=False)
+        if root is None or not root.doc.elements:
+            return []
+        el = root.doc.elements[0]
+        rng = lines.engine_range(el.start, el.start_tag_end)
+        lenses = [types.CodeLens(range=rng, command=types.Command(
+            title=summary_title(st.result), command=SUMMARY_COMMAND,
+            arguments=[params.text_document.uri]))]
+        if st.structure is not None:
+            lenses.append(types.CodeLens(range=rng, command=types.Command(
+                title=metrics_title(st.structure), command=SUMMARY_COMMAND,
+                arguments=[params.text_document.uri])))
+        return lenses
+
+    @server.command(SUMMARY_COMMAND)
+    async def show_summary(ls, uri=None):
+        try:
+            uri = uri if isinstance(uri, str) else None
+            st = ls.docs.get(uri) if uri else None
+            if st is not None and st.result is not None:
+                ls.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Info, message=summary_title(st.result)))
+        except Exception:  # noqa: BLE001
+            log.exception("svgloo: %s failed", SUMMARY_COMMAND)
+        return None
+
+    return server

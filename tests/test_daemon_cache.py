@@ -1,0 +1,59 @@
+"""The daemon's caches without a daemon: LRU bounds, keys, atomic on-disk entries."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from svgloo.daemon.cache import LRUCache, ResultCache, result_key
+
+
+def test_lru_bounds_by_count_and_bytes():
+    c = LRUCache(max_items=3)
+    for k in "abcd":
+        c[k] = k
+    assert list(c) == ["b", "c", "d"]
+    _ = c["b"]  # b becomes most recent
+    c["e"] = "e"
+    assert list(c) == ["d", "b", "e"]
+
+    b = LRUCache(max_bytes=3000)
+    for i in range(5):
+        b[i] = (None, np.zeros(1000, np.uint8))
+    assert list(b) == [3, 4] and b.bytes <= 3000 + 2 * 32
+    del b[3]
+    assert list(b) == [4] and b.bytes == 1000 + 32
+
+
+def test_result_key_depends_on_every_input():
+    base = dict(kind="score", text="<svg/>", name="a.svg", settings_key={"size": 384},
+                backbone="pixel", reference={"kind": "self"})
+    k = result_key(**base)
+    assert k == result_key(**base)
+    for change in ({"text": "<svg />"}, {"name": "b.svg"}, {"settings_key": {"size": 128}},
+                   {"backbone": "clip"}, {"reference": {"kind": "image"}},
+                   {"kind": "structure"}):
+        assert result_key(**{**base, **change}) != k
+
+
+def test_result_cache_persists_and_counts(tmp_path):
+    c = ResultCache(tmp_path, memory_items=2)
+    assert c.get("ab" * 32) is None
+    c.put("ab" * 32, {"units": [1, 2]})
+    assert c.get("ab" * 32) == {"units": [1, 2]}
+    files = list((tmp_path / "results").rglob("*"))
+    assert [f.name for f in files if f.is_file()] == ["ab" * 32 + ".json"]
+    fresh = ResultCache(tmp_path)  # a restarted daemon
+    assert fresh.get("ab" * 32) == {"units": [1, 2]}
+    assert fresh.stats()["disk_hits"] == 1 and fresh.stats()["hits"] == 1
+    # a damaged entry is a miss, not a crash
+    path = tmp_path / "results" / "cd" / ("cd" * 32 + ".json")
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    assert fresh.get("cd" * 32) is None and fresh.misses == 1
+    # the returned dict is a copy
+    got = fresh.get("ab" * 32)
+    got["units"].append(3)
+    assert fresh.get("ab" * 32) == {"units": [1, 2]}
+    assert json.loads(files[-1].read_text()) == {"units": [1, 2]}

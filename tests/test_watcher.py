@@ -1,0 +1,111 @@
+"""The watcher on its own: debounce of save storms, atomic saves, deletes, non-SVG files;
+and ``svgloo watch`` as a process."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+
+from svgloo.daemon.watcher import Watcher, is_svg
+
+BILLIARDS = EXAMPLES / "billiards.svg"
+
+
+def collect():
+    calls: queue.Queue = queue.Queue()
+
+    def rescore(path):
+        calls.put(("rescore", path, Path(path).read_text()))
+
+    def deleted(path):
+        calls.put(("deleted", path, None))
+
+    return calls, rescore, deleted
+
+
+def drain(calls: queue.Queue, first_timeout=30.0, quiet=1.5) -> list:
+    """The first call (waiting up to first_timeout), then all calls until a quiet spell."""
+    out = [calls.get(timeout=first_timeout)]
+    while True:
+        try:
+            out.append(calls.get(timeout=quiet))
+        except queue.Empty:
+            return out
+
+
+def test_is_svg():
+    assert is_svg("/a/b.svg") and is_svg("X.SVG") and is_svg("a.svgz")
+    assert not is_svg("a.svg.tmp") and not is_svg("a.png") and not is_svg(".#a.svg")
+
+
+def test_save_storm_rescores_once_with_final_content(tmp_path):
+    calls, rescore, deleted = collect()
+    w = Watcher(str(tmp_path), rescore, deleted, debounce_s=0.3).start()
+    try:
+        target = tmp_path / "a.svg"
+        for i in range(20):  # an editor flushing in pieces, a formatter, autosave...
+            target.write_text(BILLIARDS.read_text().replace("</svg>", f"<!--{i}--></svg>"))
+        (tmp_path / "notes.txt").write_text("not an svg")
+        got = drain(calls)
+        assert got == [("rescore", str(target), target.read_text())]
+        assert "<!--19-->" in got[0][2]
+        # the same content again (touch) is not re-scored; new content is
+        os.utime(target)
+        target.write_text(target.read_text())
+        target.write_text(BILLIARDS.read_text())
+        got = drain(calls)
+        assert got == [("rescore", str(target), BILLIARDS.read_text())]
+    finally:
+        w.stop()
+
+
+def test_atomic_save_and_delete(tmp_path):
+    sub = tmp_path / "icons"
+    sub.mkdir()
+    calls, rescore, deleted = collect()
+    w = Watcher(str(tmp_path), rescore, deleted, debounce_s=0.3).start()
+    try:
+        target = sub / "b.svg"
+        tmp = sub / ".b.svg.swx~"
+        tmp.write_text(BILLIARDS.read_text())
+        os.replace(tmp, target)  # write temp, rename over the target (recursive folder)
+        assert drain(calls) == [("rescore", str(target), BILLIARDS.read_text())]
+        # vim-style: the old file is renamed away, a new one written in its place
+        os.replace(target, sub / "b.svg~")
+        target.write_text(BILLIARDS.read_text().replace("</svg>", "<!--v2--></svg>"))
+        got = drain(calls)
+        assert [c[0] for c in got] == ["rescore"] and "<!--v2-->" in got[0][2]
+        target.unlink()
+        assert drain(calls) == [("deleted", str(target), None)]
+    finally:
+        w.stop()
+
+
+@pytest.mark.slow
+def test_svgloo_watch_prints_one_line_per_rescore(tmp_path):
+    env = dict(os.environ, SVGLOO_CACHE_DIR=str(tmp_path / "cache"))
+    folder = tmp_path / "art"
+    folder.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "svgloo", "watch", str(folder),
+                             "--backbone", "pixel"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "watching" in proc.stderr.readline()
+        target = folder / "ball.svg"
+        target.write_text(BILLIARDS.read_text())
+        line = proc.stdout.readline()
+        assert f"{target}: 5 units, 5 helpful, 0 harmful" in line
+        (folder / "bad.svg").write_text("<svg><g></svg>")
+        line = proc.stdout.readline()
+        assert f"{folder / 'bad.svg'}: error (input)" in line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
