@@ -144,3 +144,28 @@ def test_parse_transform():
     p = m @ np.array([1.0, 1.0, 1.0])
     assert np.allclose(p[:2], [10 - 3, 5 + 2])
     assert set(EDITS) == {"color", "delete", "move", "scale", "regroup"}
+
+
+def test_edits_on_run_and_correlations(setup, render_pool):
+    from scipy.stats import pearsonr
+
+    from svgloo.daemon.edits import aggregate_edits, edits_on_run
+
+    us, before = setup
+    result = {"concepts": [{"name": "A", "units": A}, {"name": "B", "units": B}],
+              "metrics": {"purity": 1.0}}
+    heat = np.stack([MASK_A, MASK_B]).astype(np.float32)
+    row = edits_on_run("two.svg", 0, result, us, before, heat, size=S, pool=render_pool)
+    got = {(r["concept"], r["edit"]): r["precision"] for r in row["edits"]}
+    assert len(got) == 10
+    assert got[("A", "delete")] == 1.0 and got[("A", "color")] == 1.0
+    assert got[("B", "delete")] == 1.0  # B's own pixels; the covered overlap is A's
+    assert got[("B", "regroup")] is None  # one element: nothing moves, nothing changes
+    # correlations across files against scipy directly
+    rows = [dict(row, metrics={"purity": p}, mean_precision=m)
+            for p, m in [(0.2, 0.5), (0.5, 0.7), (0.9, 0.8), (0.4, 0.4)]]
+    s = aggregate_edits(rows)
+    ref = pearsonr([0.2, 0.5, 0.9, 0.4], [0.5, 0.7, 0.8, 0.4])
+    assert s["correlations"]["purity"]["r"] == pytest.approx(ref.statistic)
+    assert s["correlations"]["purity"]["p"] == pytest.approx(ref.pvalue)
+    assert s["per_edit"]["delete"]["n"] == 8 and s["per_edit"]["regroup"]["n"] == 4
