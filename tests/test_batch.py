@@ -73,3 +73,16 @@ def test_shard_splits_the_list():
     assert sorted(sum(parts, [])) == files and parts[0] == ["f0", "f3", "f6"]
     with pytest.raises(ConfigError):
         shard(files, "3/3")
+
+
+@pytest.mark.slow
+def test_structure_row_feeds_the_summary(corpus_dir):
+    from svgloo.daemon.batch import summary_row
+
+    row = process_file(str(corpus_dir / "feather" / "bold.svg"), SETTINGS, do_score=False,
+                       do_structure=True)
+    assert row["status"] == "ok", row["error"]
+    assert row["score"] is None and row["structure"]["schema"] == "svgloo.structure/1"
+    s = summary_row(row)
+    assert s["purity"] == row["structure"]["metrics"]["purity"]
+    assert s["units"] == 2 and s["helpful"] is None
