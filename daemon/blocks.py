@@ -238,3 +238,30 @@ def _merge(ranges: list[tuple[int, int, bool]], n: int) -> list[Block]:
         pos = hi + 1
     blocks.extend(Block(i, i, True) for i in range(pos, n))
     return blocks
+
+
+def plain_units(us: UnitSet, blocks: list[Block]) -> set[int]:
+    """Units alone in their block with no group effect on any ancestor: their layer can be
+    captured during a shared render pass (render.render_captured_layers), because nothing
+    between them and the canvas is drawn through a group of its own."""
+    doc = us.doc
+    css_effects = bool(_EFFECT_CSS.search(_css_without_comments(doc)))
+    effect_of: dict[int, bool] = {}
+
+    def effected(i: int) -> bool:
+        if i not in effect_of:
+            node = doc.nodes[i]
+            parent = node.getparent()
+            own = _has_effect(node, doc.elements[i].tag, parent is None, css_effects)
+            effect_of[i] = bool(own) or (parent is not None and effected(doc.index_of(parent)))
+        return effect_of[i]
+
+    out = set()
+    for block in blocks:
+        if len(block) != 1:
+            continue
+        unit = us.units[block.lo]
+        parent = doc.nodes[unit.element].getparent()
+        if parent is None or not effected(doc.index_of(parent)):
+            out.add(unit.index)
+    return out

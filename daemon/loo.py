@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .blocks import Block, compute_blocks, has_structural_css
+from .blocks import Block, compute_blocks, has_structural_css, plain_units
 from .limits import DEFAULT_LIMITS, Limits
-from .render import over_white, render_rgba
+from .render import (CAPTURE_ATTR, over_white, render_captured_layers, render_layer,
+                     render_rgba)
 from .layers import LayerTexts
-from .units import UnitSet
+from .document import parse_document
+from .units import TextEdit, UnitSet, apply_edits, extract_units
 from .workers import RenderPool, chunked, shared_pool
 
 Box = tuple[int, int, int, int]  # y0, y1, x0, x1 (half-open)
@@ -111,12 +113,7 @@ def union_box(a: Box | None, b: Box | None) -> Box | None:
 
 def job_render_layers(texts: list[str], size: int, limits: Limits, name: str):
     """Render texts as transparent layers, cropped to their alpha box."""
-    out = []
-    for text in texts:
-        rgba = render_rgba(text, size, limits, name)
-        box = alpha_box(rgba)
-        out.append((box, None if box is None else rgba[box[0]:box[1], box[2]:box[3]].copy()))
-    return out
+    return [render_layer(text, size, limits, name) for text in texts]
 
 
 def job_render_full(text: str, size: int, limits: Limits, name: str):
@@ -193,6 +190,13 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
     renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
                               _jobs_per_chunk(full_s / max(1, n) * 4, limits), progress)
+    # Layers that can be captured in shared passes: plain singletons (exact pixels), and
+    # members of local blocks "alone" (only their box is used).
+    plain = plain_units(us, blocks)
+    local_members = {k for blk in blocks if len(blk) > 1 and blk.local for k in blk.units}
+    if plain or local_members:
+        renderer.capture = _Captures(us, plain | local_members,
+                                     not has_structural_css(us.doc))
 
     # Round 1: every block as a layer; members of local blocks alone (to find where each
     # acts); members of other multi-unit blocks: the block without each of them.
@@ -206,7 +210,10 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     # gets the path's box, and neighbourhoods hold whole paths only.
     whole = {u.index: {v.index for v in us.units if v.element == u.element}
              for u in us.units if u.kind == "subpath"}
-    layers1 = renderer.render([_layer_text(texts, blocks, req, whole) for req in round1])
+    capture_units = [blocks[i].lo if kind == "block" and blocks[i].lo in plain else
+                     i if kind == "solo" else None for kind, i in round1]
+    layers1 = renderer.render([_layer_text(texts, blocks, req, whole) for req in round1],
+                              capture_units, [kind == "solo" for kind, _ in round1])
     block_layer = [None] * len(blocks)
     solo: dict[int, tuple] = {}
     without_layer: dict[int, tuple] = {}
@@ -270,6 +277,38 @@ def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]
     return texts.keeping(set(block.units) - {i})
 
 
+def job_capture_layers(text: str, size: int, limits: Limits, name: str) -> dict:
+    return render_captured_layers(text, size, limits, name)
+
+
+class _Captures:
+    """Texts for capture passes: the document with every plain unit's start tag marked,
+    keeping a chosen subset of units (the rest pruned as in any layer text)."""
+
+    def __init__(self, us: UnitSet, units: set[int], prune: bool):
+        doc = us.doc
+        self.us = us
+        edits = []
+        for element in {us.units[k].element for k in units}:
+            span = doc.elements[element]
+            name_end = span.start + 1
+            while doc.text[name_end] not in " \t\r\n/>":
+                name_end += 1
+            edits.append(TextEdit(name_end, name_end, f' {CAPTURE_ATTR}="{element}"'))
+        marked = parse_document(apply_edits(doc.text, edits), doc.name)
+        self.texts = LayerTexts(extract_units(marked, any(u.kind == "subpath"
+                                                          for u in us.units)), prune)
+
+    def jobs(self, units: list[int], groups: int) -> list[set[int]]:
+        """Units to keep in each pass: the given units' whole elements, split in groups."""
+        elements = sorted({self.us.units[k].element for k in units})
+        parts = [set(elements[g::groups]) for g in range(groups) if elements[g::groups]]
+        return [{u.index for u in self.us.units if u.element in part} for part in parts]
+
+    def mark(self, unit: int) -> str:
+        return str(self.us.units[unit].element)
+
+
 class _LayerRenderer:
     """Renders layer texts through the pool, reusing a caller's layer cache."""
 
@@ -279,14 +318,36 @@ class _LayerRenderer:
         self.per_job = per_job
         self.progress = progress
         self.renders = 0
+        self.capture: _Captures | None = None
 
-    def render(self, layer_texts: list[str]) -> list[tuple]:
-        keys = [_layer_key(t, self.size) for t in layer_texts]
+    def render(self, layer_texts: list[str], capture_units: list[int | None] | None = None,
+               box_only: list[bool] | None = None) -> list[tuple]:
+        """Layers for ``layer_texts``. Where ``capture_units[i]`` names a unit whose layer
+        text is ``layer_texts[i]``, a missing layer is captured in a shared pass; with
+        ``box_only[i]`` the caller needs only its box (a capture under a group effect has
+        the right box, not the group's opacity), and it is cached under its own key."""
+        keys = [("box:" if box_only and box_only[i] else "") + _layer_key(t, self.size)
+                for i, t in enumerate(layer_texts)]
         missing = list({key: i for i, key in enumerate(keys) if key not in self.cache}.values())
+        capture_units = capture_units or [None] * len(layer_texts)
+        captured = [i for i in missing if capture_units[i] is not None and self.capture]
+        single = [i for i in missing if i not in set(captured)]
+        if captured:
+            groups = self.capture.jobs([capture_units[i] for i in captured],
+                                       self.pool.workers if len(captured) >= 8 else 1)
+            jobs = [(self.capture.texts.keeping(g), self.size, self.limits, self.name)
+                    for g in groups]
+            found: dict[str, tuple] = {}
+            for layers in self.pool.map(job_capture_layers, jobs, self.name):
+                found.update(layers)
+            for i in captured:
+                self.cache[keys[i]] = found.get(self.capture.mark(capture_units[i]),
+                                                (None, None))
+            self.renders += len(jobs)
         jobs = [([layer_texts[i] for i in chunk], self.size, self.limits, self.name)
-                for chunk in chunked(missing, self.per_job)]
+                for chunk in chunked(single, self.per_job)]
         done = [0]
-        total = len(missing)
+        total = len(single)
 
         def tick(j):
             done[0] += len(jobs[j][0])
@@ -295,9 +356,9 @@ class _LayerRenderer:
 
         fresh = [layer for chunk in self.pool.map(job_render_layers, jobs, self.name,
                                                   on_done=tick) for layer in chunk]
-        for i, layer in zip(missing, fresh):
+        for i, layer in zip(single, fresh):
             self.cache[keys[i]] = layer
-        self.renders += len(missing)
+        self.renders += len(single)
         return [self.cache[key] for key in keys]
 
 

@@ -27,6 +27,9 @@ def _limit_worker(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):  # not on this platform: timeouts still apply
         pass
+    from .render import warm_up
+
+    warm_up()
 
 
 def _set_cpu_budget(seconds: int) -> None:
