@@ -240,9 +240,9 @@ def _merge(ranges: list[tuple[int, int, bool]], n: int) -> list[Block]:
     return blocks
 
 
-def plain_units(us: UnitSet, blocks: list[Block]) -> set[int]:
-    """Units alone in their block with no group effect on any ancestor: their layer can be
-    captured during a shared render pass (render.render_captured_layers), because nothing
+def unaffected_units(us: UnitSet) -> set[int]:
+    """Units with no group effect on any ancestor. Their layer can be captured during a
+    shared render pass (render.render_captured_layers) with exact pixels, because nothing
     between them and the canvas is drawn through a group of its own."""
     doc = us.doc
     css_effects = bool(_EFFECT_CSS.search(_css_without_comments(doc)))
@@ -257,10 +257,7 @@ def plain_units(us: UnitSet, blocks: list[Block]) -> set[int]:
         return effect_of[i]
 
     out = set()
-    for block in blocks:
-        if len(block) != 1:
-            continue
-        unit = us.units[block.lo]
+    for unit in us.units:
         parent = doc.nodes[unit.element].getparent()
         if parent is None or not effected(doc.index_of(parent)):
             out.add(unit.index)

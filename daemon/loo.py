@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .blocks import Block, compute_blocks, has_structural_css, plain_units
+from .blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from .limits import DEFAULT_LIMITS, Limits
 from .render import (CAPTURE_ATTR, over_white, render_captured_layers, render_layer,
                      render_rgba)
@@ -190,13 +190,12 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
     renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
                               _jobs_per_chunk(full_s / max(1, n) * 4, limits), progress)
-    # Layers that can be captured in shared passes: plain singletons (exact pixels), and
-    # members of local blocks "alone" (only their box is used).
-    plain = plain_units(us, blocks)
-    local_members = {k for blk in blocks if len(blk) > 1 and blk.local for k in blk.units}
-    if plain or local_members:
-        renderer.capture = _Captures(us, plain | local_members,
-                                     not has_structural_css(us.doc))
+    # Layers are captured in shared render passes where possible (see _Captures): exact
+    # for units with no group effect above them; for members of local blocks "alone"
+    # only the box is needed, which a capture gets right anyway.
+    unaffected = unaffected_units(us)
+    renderer.capture = _Captures(us, not has_structural_css(us.doc))
+    element_of = [u.element for u in us.units]
 
     # Round 1: every block as a layer; members of local blocks alone (to find where each
     # acts); members of other multi-unit blocks: the block without each of them.
@@ -210,10 +209,16 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     # gets the path's box, and neighbourhoods hold whole paths only.
     whole = {u.index: {v.index for v in us.units if v.element == u.element}
              for u in us.units if u.kind == "subpath"}
-    capture_units = [blocks[i].lo if kind == "block" and blocks[i].lo in plain else
-                     i if kind == "solo" else None for kind, i in round1]
-    layers1 = renderer.render([_layer_text(texts, blocks, req, whole) for req in round1],
-                              capture_units, [kind == "solo" for kind, _ in round1])
+    items = []
+    for kind, i in round1:
+        text = _layer_text(texts, blocks, (kind, i), whole)
+        if kind == "block" and len(blocks[i]) == 1 and blocks[i].lo in unaffected:
+            items.append(_Item(text, {blocks[i].lo}, element_of[blocks[i].lo]))
+        elif kind == "solo":
+            items.append(_Item(text, whole.get(i, {i}), element_of[i], box_only=True))
+        else:
+            items.append(_Item(text))
+    layers1 = renderer.render(items)
     block_layer = [None] * len(blocks)
     solo: dict[int, tuple] = {}
     without_layer: dict[int, tuple] = {}
@@ -242,7 +247,11 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
                 round2.append((k, near))
             else:
                 without_layer[k] = (None, None)
-    layers2 = renderer.render([texts.keeping(near) for _, near in round2])
+    # A local block of unaffected units is one compound path: its variants are captured.
+    layers2 = renderer.render([
+        _Item(texts.keeping(near), near, element_of[k]) if near <= unaffected and
+        len({element_of[j] for j in near}) == 1 else _Item(texts.keeping(near))
+        for k, near in round2])
     for (k, _), layer in zip(round2, layers2):
         without_layer[k] = layer
     t_render = time.perf_counter() - t0
@@ -281,36 +290,57 @@ def job_capture_layers(text: str, size: int, limits: Limits, name: str) -> dict:
     return render_captured_layers(text, size, limits, name)
 
 
-class _Captures:
-    """Texts for capture passes: the document with every plain unit's start tag marked,
-    keeping a chosen subset of units (the rest pruned as in any layer text)."""
+@dataclass(frozen=True)
+class _Item:
+    """A layer to render: its text; for a capture, the units that a shared pass keeps for
+    it and the element whose drawing is captured; ``box_only`` when only its box is used
+    (a capture under a group effect misses the group's opacity)."""
 
-    def __init__(self, us: UnitSet, units: set[int], prune: bool):
+    text: str
+    keep: frozenset[int] | set[int] | None = None
+    element: int | None = None
+    box_only: bool = False
+
+
+class _Captures:
+    """Texts for capture passes: the document with every unit element's start tag marked
+    with its element index, keeping a chosen set of units (the rest pruned as in any layer
+    text). Items captured in one pass must draw different elements."""
+
+    def __init__(self, us: UnitSet, prune: bool):
         doc = us.doc
-        self.us = us
         edits = []
-        for element in {us.units[k].element for k in units}:
+        for element in {u.element for u in us.units}:
             span = doc.elements[element]
             name_end = span.start + 1
             while doc.text[name_end] not in " \t\r\n/>":
                 name_end += 1
             edits.append(TextEdit(name_end, name_end, f' {CAPTURE_ATTR}="{element}"'))
         marked = parse_document(apply_edits(doc.text, edits), doc.name)
-        self.texts = LayerTexts(extract_units(marked, any(u.kind == "subpath"
-                                                          for u in us.units)), prune)
+        self.texts = LayerTexts(extract_units(marked, bool(us.splits)), prune)
 
-    def jobs(self, units: list[int], groups: int) -> list[set[int]]:
-        """Units to keep in each pass: the given units' whole elements, split in groups."""
-        elements = sorted({self.us.units[k].element for k in units})
-        parts = [set(elements[g::groups]) for g in range(groups) if elements[g::groups]]
-        return [{u.index for u in self.us.units if u.element in part} for part in parts]
-
-    def mark(self, unit: int) -> str:
-        return str(self.us.units[unit].element)
+    @staticmethod
+    def passes(items: list[_Item], workers: int) -> list[list[int]]:
+        """Pack item indices into passes, no element twice in a pass, spread over at least
+        ``workers`` passes when there is enough to share."""
+        count = workers if len(items) >= 8 else 1
+        passes: list[list[int]] = [[] for _ in range(count)]
+        used: list[set[int]] = [set() for _ in range(count)]
+        for n, item in enumerate(items):
+            order = sorted(range(len(passes)), key=lambda p: len(passes[p]))
+            target = next((p for p in order if item.element not in used[p]), None)
+            if target is None:
+                passes.append([])
+                used.append(set())
+                target = len(passes) - 1
+            passes[target].append(n)
+            used[target].add(item.element)
+        return [p for p in passes if p]
 
 
 class _LayerRenderer:
-    """Renders layer texts through the pool, reusing a caller's layer cache."""
+    """Renders layers through the pool, reusing a caller's layer cache: captured in shared
+    passes where the item allows it, else one render per layer text."""
 
     def __init__(self, name, size, limits, pool, cache, per_job, progress):
         self.name, self.size, self.limits, self.pool = name, size, limits, pool
@@ -320,31 +350,23 @@ class _LayerRenderer:
         self.renders = 0
         self.capture: _Captures | None = None
 
-    def render(self, layer_texts: list[str], capture_units: list[int | None] | None = None,
-               box_only: list[bool] | None = None) -> list[tuple]:
-        """Layers for ``layer_texts``. Where ``capture_units[i]`` names a unit whose layer
-        text is ``layer_texts[i]``, a missing layer is captured in a shared pass; with
-        ``box_only[i]`` the caller needs only its box (a capture under a group effect has
-        the right box, not the group's opacity), and it is cached under its own key."""
-        keys = [("box:" if box_only and box_only[i] else "") + _layer_key(t, self.size)
-                for i, t in enumerate(layer_texts)]
+    def render(self, items: list[_Item]) -> list[tuple]:
+        keys = [("box:" if item.box_only else "") + _layer_key(item.text, self.size)
+                for item in items]
         missing = list({key: i for i, key in enumerate(keys) if key not in self.cache}.values())
-        capture_units = capture_units or [None] * len(layer_texts)
-        captured = [i for i in missing if capture_units[i] is not None and self.capture]
-        single = [i for i in missing if i not in set(captured)]
+        captured = [i for i in missing if items[i].keep is not None and self.capture]
+        single = [i for i in missing if items[i].keep is None or not self.capture]
         if captured:
-            groups = self.capture.jobs([capture_units[i] for i in captured],
-                                       self.pool.workers if len(captured) >= 8 else 1)
-            jobs = [(self.capture.texts.keeping(g), self.size, self.limits, self.name)
-                    for g in groups]
-            found: dict[str, tuple] = {}
-            for layers in self.pool.map(job_capture_layers, jobs, self.name):
-                found.update(layers)
-            for i in captured:
-                self.cache[keys[i]] = found.get(self.capture.mark(capture_units[i]),
-                                                (None, None))
+            passes = _Captures.passes([items[i] for i in captured], self.pool.workers)
+            jobs = [(self.capture.texts.keeping(set().union(*(items[captured[n]].keep
+                                                               for n in p))),
+                     self.size, self.limits, self.name) for p in passes]
+            for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name)):
+                for n in p:
+                    i = captured[n]
+                    self.cache[keys[i]] = found.get(str(items[i].element), (None, None))
             self.renders += len(jobs)
-        jobs = [([layer_texts[i] for i in chunk], self.size, self.limits, self.name)
+        jobs = [([items[i].text for i in chunk], self.size, self.limits, self.name)
                 for chunk in chunked(single, self.per_job)]
         done = [0]
         total = len(single)
