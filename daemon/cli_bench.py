@@ -40,7 +40,7 @@ def register(sub) -> None:
     e.add_argument("--json", metavar="FILE", help="write per-file rows and the summary")
     e.add_argument("--plots", metavar="DIR", help="write a bar chart of precision by edit")
     e.add_argument("--size", type=int, default=384)
-    e.set_defaults(func=run_edits)
+    e.set_defaults(func=run_edit_bench)
 
 
 def svg_files(folder: str, limit: int | None = None) -> list[str]:
@@ -146,7 +146,66 @@ def plot_artifacts(summary: dict, folder: str) -> list[str]:
     return [str(path)]
 
 
-def run_edits(args) -> int:
-    from .edits import run_edit_bench
+def run_edit_bench(args) -> int:
+    from .edits import aggregate_edits, bench_edits_file
+    from .errors import ConfigError, SvglooError
 
-    return run_edit_bench(args)
+    try:
+        from . import structure  # noqa: F401
+    except ImportError:
+        raise ConfigError(None, "svgloo bench edits needs svgloo.daemon.structure "
+                                "(svgloo structure), which is not installed") from None
+    files = svg_files(args.dir, args.limit)
+    rows = []
+    t0 = time.perf_counter()
+    bar = _bar(len(files), "edits")
+    for i, f in enumerate(files):
+        try:
+            rows.append(bench_edits_file(f, i, seed=args.seed, size=args.size))
+        except SvglooError as exc:
+            rows.append({"file": f, "index": i, "error": exc.to_json()})
+            print(f"svgloo: skipped {exc}", file=sys.stderr)
+        bar.update(1)
+    bar.close()
+    elapsed = time.perf_counter() - t0
+    s = aggregate_edits(rows)
+    ok = [r for r in rows if "edits" in r]
+    print(f"edit precision: {len(ok)} files ({len(rows) - len(ok)} skipped), "
+          f"{elapsed:.1f} s")
+    print(f"  {'edit':<8} {'precision':>9} {'n':>5}")
+    for e, v in list(s["per_edit"].items()) + [("overall", s["overall"])]:
+        mean = "-" if v["mean"] is None else f"{v['mean']:.3f}"
+        print(f"  {e:<8} {mean:>9} {v['n']:>5}")
+    print("  correlation of each structural metric with a file's mean edit precision:")
+    for m, c in s["correlations"].items():
+        if c["r"] is None:
+            print(f"    {m:<12} n/a (n={c['n']})")
+        else:
+            print(f"    {m:<12} r={c['r']:+.3f}  p={c['p']:.3g}  (n={c['n']})")
+    if args.json:
+        _write_json(args.json, {"schema": "svgloo.bench.edits/1", "seed": args.seed,
+                                "seconds": round(elapsed, 2), "summary": s, "files": rows})
+    if args.plots:
+        plot_edits(s, args.plots)
+    return 0
+
+
+def plot_edits(summary: dict, folder: str) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    names = list(summary["per_edit"]) + ["overall"]
+    vals = [(summary["per_edit"].get(n) or summary["overall"])["mean"] or 0 for n in names]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(names, vals, color="#228833")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("edit precision")
+    fig.tight_layout()
+    path = out / "edits_precision.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return [str(path)]

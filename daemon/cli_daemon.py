@@ -33,15 +33,13 @@ def register(sub) -> None:
     status.set_defaults(func=run_status)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    from .cli_score import add_scoring_arguments
+    from .cli_score import add_reference_arguments, add_scoring_arguments
 
     w = sub.add_parser("watch", help="re-score SVG files in a folder whenever they are saved",
                        description="Watch a folder and print one line per re-scored SVG "
                                    "file (Ctrl-C stops). Results also go to the cache.")
     w.add_argument("folder", help="folder to watch (recursively)")
-    ref = w.add_mutually_exclusive_group()
-    ref.add_argument("--reference", help="reference image (PNG/JPEG) or SVG")
-    ref.add_argument("--prompt", help="text reference (needs a text-capable backbone)")
+    add_reference_arguments(w)
     add_scoring_arguments(w)
     w.add_argument("--json", action="store_true", help="print one JSON event per line")
     w.add_argument("--debounce", type=float, default=0.3, help="quiet time in seconds "

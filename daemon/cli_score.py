@@ -8,8 +8,15 @@ import sys
 from .limits import DEFAULT_LIMITS
 
 
+def add_reference_arguments(p) -> None:
+    """--reference / --prompt, for commands that score against one reference."""
+    ref = p.add_mutually_exclusive_group()
+    ref.add_argument("--reference", help="reference image (PNG/JPEG) or SVG")
+    ref.add_argument("--prompt", help="text reference (needs a text-capable backbone)")
+
+
 def add_scoring_arguments(p) -> None:
-    """Options shared by every command that scores (score, batch, bench)."""
+    """Options shared by every command that scores (score, watch, batch)."""
     p.add_argument("--backbone", default="auto",
                    help="similarity backbone: auto (clip when its weights are present, else "
                         "pixel), pixel, clip, or any installed plugin")
@@ -41,9 +48,7 @@ def register(sub) -> None:
     p = sub.add_parser("score", help="score every element of one SVG file",
                        description="Leave-one-out scores for every unit of an SVG file.")
     p.add_argument("file", help="SVG file (.svg or .svgz)")
-    ref = p.add_mutually_exclusive_group()
-    ref.add_argument("--reference", help="reference image (PNG/JPEG) or SVG")
-    ref.add_argument("--prompt", help="text reference (needs a text-capable backbone)")
+    add_reference_arguments(p)
     add_scoring_arguments(p)
     p.add_argument("--json", action="store_true", help="print the svgloo.score/1 JSON object")
     p.add_argument("--footprints", metavar="DIR",

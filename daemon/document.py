@@ -167,25 +167,9 @@ def _skip_to(text: str, needle: str, start: int, name: str) -> int:
     return pos + len(needle)
 
 
-def _end_of_start_tag(text: str, pos: int, name: str) -> int:
-    """Offset just past the '>' closing a start tag that begins at ``pos``; quotes may hold '>'."""
-    quote = None
-    i = pos
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "\"'":
-            quote = c
-        elif c == ">":
-            return i + 1
-        i += 1
-    raise InputError(name, "unterminated start tag")
-
-
-def _end_of_doctype(text: str, pos: int, name: str) -> int:
+def _end_of_markup(text: str, pos: int, name: str, what: str, brackets: bool = False) -> int:
+    """Offset just past the '>' that closes markup from ``pos``; quoted values may hold
+    '>', and with ``brackets`` so may a DOCTYPE's [internal subset]."""
     depth = 0
     quote = None
     for i in range(pos, len(text)):
@@ -195,13 +179,13 @@ def _end_of_doctype(text: str, pos: int, name: str) -> int:
                 quote = None
         elif c in "\"'":
             quote = c
-        elif c == "[":
+        elif brackets and c == "[":
             depth += 1
-        elif c == "]":
+        elif brackets and c == "]":
             depth -= 1
         elif c == ">" and depth <= 0:
             return i + 1
-    raise InputError(name, "unterminated DOCTYPE")
+    raise InputError(name, f"unterminated {what}")
 
 
 def scan_element_spans(text: str, name: str = "<input>") -> list[tuple[int, int, int, str]]:
@@ -221,7 +205,7 @@ def scan_element_spans(text: str, name: str = "<input>") -> list[tuple[int, int,
         elif text.startswith("<?", j):
             i = _skip_to(text, "?>", j + 2, name)
         elif text.startswith("<!", j):
-            i = _end_of_doctype(text, j + 2, name)
+            i = _end_of_markup(text, j + 2, name, "DOCTYPE", brackets=True)
         elif text.startswith("</", j):
             i = _skip_to(text, ">", j + 2, name)
             if not stack:
@@ -231,7 +215,7 @@ def scan_element_spans(text: str, name: str = "<input>") -> list[tuple[int, int,
             m = _TAG_NAME.match(text, j + 1)
             if not m:
                 raise InputError(name, "bad start tag")
-            end = _end_of_start_tag(text, m.end(), name)
+            end = _end_of_markup(text, m.end(), name, "start tag")
             entry = [j, end, end, m.group(0)]
             if text[end - 2] == "/":
                 result.append(entry)
