@@ -19,6 +19,7 @@ leave-one-out image costs a few small composites instead of a render of the docu
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
@@ -183,13 +184,14 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     whose text changed are rendered again."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
-    full, full_s = render_full(us, size, pool, limits)
+    # The full render runs beside the layer renders (the pool is shared and thread-safe).
+    full_job = _background(render_full, us, size, pool, limits)
     n = len(us.units)
     blocks = compute_blocks(us)
     # Structural selectors see siblings, resources included: then keep every resource.
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
     renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
-                              _jobs_per_chunk(full_s / max(1, n) * 4, limits), progress)
+                              _jobs_per_chunk(_guess_render_seconds(us) / max(1, n) * 4, limits), progress)
     # Layers are captured in shared render passes where possible (see _Captures): exact
     # for units with no group effect above them; for members of local blocks "alone"
     # only the box is needed, which a capture gets right anyway.
@@ -268,11 +270,39 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
             for k in block.units:
                 unit_region[k] = region
 
+    full, _ = full_job.result()
     patches: list[Patch | None] = [None] * n
     _composite(size, blocks, block_layer, without_layer, unit_region, patches, full)
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render})
+
+
+class _background:
+    """Run ``fn(*args)`` in a thread; ``result()`` waits and re-raises its error."""
+
+    def __init__(self, fn, *args):
+        self._result = self._error = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args):
+        try:
+            self._result = fn(*args)
+        except BaseException as exc:  # handed to the caller in result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def _guess_render_seconds(us: UnitSet) -> float:
+    """A rough full-render time from the document's size (about 1 ms per 2 KB of text
+    on this renderer), used only to size render jobs."""
+    return 0.005 + len(us.doc.text) / 2_000_000
 
 
 def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int],
@@ -404,10 +434,12 @@ def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Premultiplied RGBA ``src`` over ``dst``, both uint8, rounded the way cairo's pixman
     does it (``d * (255 - a) / 255`` with its DIV_255 rounding, then a saturating add), so
     a chain of these reproduces cairo's own drawing order bit for bit or within 1/255."""
-    inv = 255 - src[..., 3:4].astype(np.uint16)
-    t = dst.astype(np.uint16) * inv + 128
-    t = (t + (t >> 8)) >> 8
-    return np.minimum(t + src, 255).astype(np.uint8)
+    t = dst * (255 - src[..., 3:4]).astype(np.uint16)
+    t += 128
+    t += t >> 8
+    t >>= 8
+    t += src
+    return np.minimum(t, 255, out=t).astype(np.uint8)
 
 
 def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarray:

@@ -19,6 +19,7 @@ filters, styles) and ``<defs>``/``<style>`` stay byte for byte what the author w
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -119,6 +120,16 @@ def extract_units(doc: Document, split_subpaths_on: bool = True) -> UnitSet:
     return UnitSet(doc, tuple(units), splits)
 
 
+@functools.lru_cache(maxsize=8192)
+def _cached_split(raw: str) -> tuple[Subpath, ...] | None:
+    """Subpaths of path data, or None when it does not parse. Cached: the same paths are
+    split again for every variant of a document (capture texts, the daemon's re-scores)."""
+    try:
+        return tuple(split_subpaths(raw))
+    except PathSyntaxError:
+        return None
+
+
 def _split_path(doc: Document, i: int) -> PathSplit | None:
     where = _locate_d(doc, i)
     if where is None:
@@ -126,9 +137,8 @@ def _split_path(doc: Document, i: int) -> PathSplit | None:
     raw = _raw_d(doc, where)
     if "&" in raw:  # character references: raw text and parsed value differ; keep whole
         return None
-    try:
-        subpaths = split_subpaths(raw)
-    except PathSyntaxError:
+    subpaths = _cached_split(raw)
+    if subpaths is None:
         return None  # drawn as far as it parses by renderers; scored as one unit
     if len(subpaths) < 2:
         return None
