@@ -84,15 +84,6 @@ class LooResult:
         return self.patches[unit].materialize(self.full)
 
 
-def alpha_box(rgba: np.ndarray) -> Box | None:
-    alpha = rgba[..., 3]
-    rows = np.flatnonzero(alpha.any(axis=1))
-    if rows.size == 0:
-        return None
-    cols = np.flatnonzero(alpha.any(axis=0))
-    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-
-
 def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
     changed = (a != b).any(axis=2)
     rows = np.flatnonzero(changed.any(axis=1))

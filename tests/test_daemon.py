@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, EXAMPLES
+from conftest import EXAMPLES
 
 from svgloo.daemon.client import DaemonClient, DaemonUnavailable, Superseded, score_via_daemon
 from svgloo.daemon.errors import InputError, LimitError
