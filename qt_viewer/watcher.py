@@ -9,6 +9,9 @@ from pathlib import Path
 from PyQt6.QtCore import QObject, pyqtSignal
 
 
+CHANGE_EVENTS = {"created", "modified", "moved", "deleted", "closed"}
+
+
 def _norm(p) -> str:
     if isinstance(p, bytes):
         p = os.fsdecode(p)
@@ -32,7 +35,9 @@ class FileWatcher(QObject):
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event):
-                if event.is_directory:
+                # reads (opened / closed_no_write, which scoring itself causes) are not
+                # changes; a rename over the file (atomic save) is
+                if event.is_directory or event.event_type not in CHANGE_EVENTS:
                     return
                 names = [event.src_path, getattr(event, "dest_path", None)]
                 if any(n and _norm(n) == target for n in names):

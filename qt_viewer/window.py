@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ METRIC_HELP = {
 }
 MAX_RECENT = 10
 CHANGED = 12 / 255
+_LINES = re.compile(r"\r\n|\r|\n")  # the engine's line breaks
 
 
 def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None = None,
@@ -570,36 +572,45 @@ class ViewerWindow(QMainWindow):
         self._show_source(unit)
 
     def _show_source(self, unit: int) -> None:
+        """The element's exact source span with line numbers, plus two lines of context
+        each side (long context lines are cut; one-line files show just the span)."""
         run = self.analysis.run
         doc = run.doc
         u = run.units.units[unit]
         el = doc.elements[u.element]
-        first = max(0, doc.position(el.start)[0] - 2)
-        last_line = doc.position(max(el.start, el.end - 1))[0]
-        lines = doc.text.splitlines()
-        last = min(len(lines) - 1, last_line + 2)
+        line0 = doc.position(el.start)[0]
+        line1 = doc.position(max(el.start, el.end - 1))[0]
+        lines = _LINES.split(doc.text)
+        first, last = max(0, line0 - 2), min(len(lines) - 1, line1 + 2)
         u0, u1 = doc.position(u.start)[0], doc.position(max(u.start, u.end - 1))[0]
         width = len(str(last + 1))
-        shown = []
-        for n in range(first, last + 1):
-            mark = ">" if u0 <= n <= u1 else " "
-            text = lines[n] if n < len(lines) else ""
-            if len(text) > 2000:
-                text = text[:2000] + " …"
-            shown.append(f"{mark}{n + 1:>{width}} | {text}")
+
+        def cut(text: str) -> str:
+            return text if len(text) <= 160 else text[:160] + " …"
+
+        shown, marked = [], []
+        for n in range(first, line0):
+            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
+        start_col = doc.position(el.start)[1]
+        span_lines = _LINES.split(doc.text[el.start:el.end])
+        for k, text in enumerate(span_lines):
+            n = line0 + k
+            if k == 0 and start_col:
+                text = ("… " if start_col > 0 else "") + text
+            marked.append(len(shown))
+            shown.append(f"{'>' if u0 <= n <= u1 else ' '}{n + 1:>{width}} | {text}")
+        for n in range(line1 + 1, last + 1):
+            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
         self.source_view.setPlainText("\n".join(shown))
-        # highlight the unit's own lines
-        sels = []
         fmt = QTextCharFormat()
         fmt.setBackground(QColor("#fff3c4"))
         fmt.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
-        for k, n in enumerate(range(first, last + 1)):
-            if u0 <= n <= u1:
-                sel = QTextEdit.ExtraSelection()
-                sel.format = fmt
-                cur = QTextCursor(self.source_view.document().findBlockByNumber(k))
-                sel.cursor = cur
-                sels.append(sel)
+        sels = []
+        for k in marked:
+            sel = QTextEdit.ExtraSelection()
+            sel.format = fmt
+            sel.cursor = QTextCursor(self.source_view.document().findBlockByNumber(k))
+            sels.append(sel)
         self.source_view.setExtraSelections(sels)
 
     def unit_at_pixel(self, x: int, y: int) -> int | None:
