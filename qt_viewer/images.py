@@ -22,17 +22,23 @@ def qimage_rgba(arr: np.ndarray) -> QImage:
     return QImage(arr.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
 
 
-def heat_overlay(heat: np.ndarray, max_alpha: float = 0.85) -> np.ndarray:
-    """RGBA uint8 overlay of a [0,1] map: 'inferno' colours, transparent where the map is 0."""
+VEIL_ALPHA = 150  # the white veil that dims everything outside the heat
+
+
+def heat_overlay(heat: np.ndarray, max_alpha: float = 0.9) -> np.ndarray:
+    """RGBA uint8 overlay of a [0,1] map: a white veil dims the render where the map is 0;
+    where it is not, 'inferno' colours (purple to orange, strong to the peak) show through."""
     from matplotlib import colormaps
 
     peak = float(heat.max()) if heat.size else 0.0
     norm = heat / peak if peak > 0 else np.zeros_like(heat)
     rgba = np.empty(heat.shape + (4,), np.uint8)
-    rgba[..., :3] = (colormaps["inferno"](norm)[..., :3] * 255).astype(np.uint8)
-    alpha = np.clip(norm * 1.5, 0, 1) * max_alpha * 255
-    alpha[heat > 0] = np.maximum(alpha[heat > 0], 1)  # any change stays visible
-    rgba[..., 3] = alpha.astype(np.uint8)
+    rgba[...] = (255, 255, 255, VEIL_ALPHA)
+    on = heat > 0
+    colours = colormaps["inferno"](0.25 + 0.6 * norm[on])[:, :3] * 255
+    rgba[on, :3] = colours.astype(np.uint8)
+    alpha = np.clip(0.35 + norm[on] * 1.5, 0, 1) * max_alpha * 255
+    rgba[on, 3] = np.maximum(alpha, VEIL_ALPHA).astype(np.uint8)
     return rgba
 
 

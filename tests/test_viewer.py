@@ -87,10 +87,12 @@ def test_table_matches_engine_and_overlay_follows_selection(make_window, svg_cop
     ptr = img.constBits()
     ptr.setsize(img.sizeInBytes())
     rgba = np.frombuffer(ptr, np.uint8).reshape(img.height(), img.bytesPerLine())
-    alpha = rgba[:, : img.width() * 4].reshape(img.height(), img.width(), 4)[..., 3]
+    px = rgba[:, : img.width() * 4].reshape(img.height(), img.width(), 4)
     fp = expected.footprint(target)
-    assert (alpha[fp > 12 / 255] > 0).all()
-    assert (alpha[fp == 0] == 0).all()
+    heat, rest = px[fp > 12 / 255], px[fp == 0]
+    assert heat.shape[0] == rows[target]["footprint_pixels"]
+    assert (heat[:, 3] > 0).all() and (heat[:, :3].min(axis=1) < 200).all()  # coloured
+    assert (rest[:, :3] == 255).all()  # elsewhere only the white veil
     ys, xs = np.nonzero(fp > 12 / 255)
     r = w.view.box_item.rect()
     assert (r.top(), r.bottom(), r.left(), r.right()) == (ys.min(), ys.max() + 1,
