@@ -1,0 +1,165 @@
+"""Weight-free grounders: where each concept is in the render, as a (K, H, W) heatmap.
+
+- ``labels``: a label concept's heatmap is the render of its labelled element(s) alone -
+  every other scoring unit removed from the source text, everything else (defs, styles,
+  transforms) untouched - with the alpha channel as heat, times (1 - alpha) of the other
+  concepts' labelled elements drawn on top of it or nested in it (so eyes over a head are
+  "eyes" there, not "head"). Renders go through the engine's worker pool
+  (``options["pool"]``).
+- ``regions``: a region concept's heatmap is its mask.
+- ``masks``: one grayscale image per concept in ``options["masks_dir"]``, named by the
+  concept's slug (``red-flower-head.png``; the exact name + ``.png`` also works), resized
+  to the render size; white = the concept.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from svgloo.daemon.errors import ConfigError
+from svgloo.plugins.base import Concept
+
+MASK_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _render_size(render_rgb: np.ndarray) -> tuple[int, int]:
+    return int(render_rgb.shape[0]), int(render_rgb.shape[1])
+
+
+class RegionGrounder:
+    name = "regions"
+
+    def __init__(self, **_: Any):
+        pass
+
+    def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
+                 options: dict | None = None) -> np.ndarray:
+        h, w = _render_size(render_rgb)
+        out = np.zeros((len(concepts), h, w), np.float32)
+        for k, c in enumerate(concepts):
+            if c.mask is None:
+                raise ConfigError(getattr(doc, "name", None),
+                                  f"concept {c.name!r} has no region mask; the regions "
+                                  "grounder only grounds region concepts")
+            out[k] = np.asarray(c.mask, dtype=np.float32)[:h, :w]
+        return out
+
+
+class LabelGrounder:
+    name = "labels"
+
+    def __init__(self, **_: Any):
+        pass
+
+    def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
+                 options: dict | None = None) -> np.ndarray:
+        from svgloo.daemon.limits import DEFAULT_LIMITS
+        from svgloo.daemon.loo import job_render_layers
+        from svgloo.daemon.units import extract_units, text_keeping
+        from svgloo.daemon.workers import shared_pool
+
+        options = options or {}
+        limits = options.get("limits") or DEFAULT_LIMITS
+        pool = options.get("pool") or shared_pool(limits)
+        units = options.get("units") or extract_units(doc, False)
+        h, w = _render_size(render_rgb)
+        pairs = []   # (concept index, element index): one render per labelled element
+        for k, c in enumerate(concepts):
+            if not c.elements:
+                raise ConfigError(doc.name, f"concept {c.name!r} names no element; the labels "
+                                            "grounder only grounds label concepts")
+            pairs += [(k, e) for e in dict.fromkeys(c.elements)]
+        texts = []
+        for _, e in pairs:
+            el = doc.elements[e]
+            keep = {u.index for u in units.units
+                    if el.start <= doc.elements[u.element].start < el.end}
+            texts.append(text_keeping(units, keep))
+        out = np.zeros((len(concepts), h, w), np.float32)
+        if not texts:
+            return out
+        [layers] = pool.map(job_render_layers, [(texts, h, limits, doc.name)], doc.name)
+        alpha = np.zeros((len(pairs), h, w), np.float32)
+        for p, (box, crop) in enumerate(layers):
+            if box is not None:
+                y0, y1, x0, x1 = box
+                alpha[p, y0:y1, x0:x1] = crop[..., 3] / 255.0
+        if options.get("labels_occlusion", True):
+            alpha = occlude(doc, pairs, alpha)
+        for p, (k, _) in enumerate(pairs):
+            np.maximum(out[k], alpha[p], out=out[k])
+        return out
+
+
+def occlude(doc, pairs: list[tuple[int, int]], alpha: np.ndarray) -> np.ndarray:
+    """Where each labelled element is *visible* as its concept: its alpha times
+    (1 - alpha) of every other concept's labelled element on top of it - drawn after it
+    in the source, or nested inside it (a labelled part of a labelled group is that part,
+    not the group). Eyes drawn over a head are "eyes" there, not "head"."""
+    out = alpha.copy()
+    spans = [(doc.elements[e].start, doc.elements[e].end) for _, e in pairs]
+    for p, (kp, _) in enumerate(pairs):
+        s0, e0 = spans[p]
+        for q, (kq, _) in enumerate(pairs):
+            if kq == kp:
+                continue
+            s1, e1 = spans[q]
+            if s1 >= e0 or (s0 < s1 and e1 <= e0):
+                out[p] *= 1.0 - alpha[q]
+    return out
+
+
+class MaskGrounder:
+    name = "masks"
+
+    def __init__(self, **_: Any):
+        pass
+
+    @staticmethod
+    def find_mask(masks_dir: Path, name: str) -> Path | None:
+        for stem in (slug(name), name):
+            for suffix in MASK_SUFFIXES:
+                p = masks_dir / f"{stem}{suffix}"
+                if p.is_file():
+                    return p
+        return None
+
+    def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
+                 options: dict | None = None) -> np.ndarray:
+        from PIL import Image, UnidentifiedImageError
+
+        options = options or {}
+        masks_dir = options.get("masks_dir")
+        if not masks_dir:
+            raise ConfigError(getattr(doc, "name", None), "the masks grounder needs --masks DIR "
+                                                          "(one grayscale PNG per concept)")
+        masks_dir = Path(masks_dir)
+        if not masks_dir.is_dir():
+            raise ConfigError(str(masks_dir), "masks directory not found")
+        h, w = _render_size(render_rgb)
+        out = np.zeros((len(concepts), h, w), np.float32)
+        for k, c in enumerate(concepts):
+            path = self.find_mask(masks_dir, c.name)
+            if path is None:
+                raise ConfigError(str(masks_dir), f"no mask for concept {c.name!r} (expected "
+                                                  f"{slug(c.name)}.png)")
+            try:
+                with Image.open(path) as im:
+                    im.load()
+                    if im.mode in ("RGBA", "LA") or "transparency" in im.info:
+                        im = im.convert("RGBA")
+                        white = Image.new("RGBA", im.size, (0, 0, 0, 255))
+                        im = Image.alpha_composite(white, im)
+                    gray = im.convert("L").resize((w, h), Image.Resampling.BILINEAR)
+            except (UnidentifiedImageError, OSError) as exc:
+                raise ConfigError(str(path), f"cannot read mask image: {exc}") from None
+            out[k] = np.asarray(gray, np.float32) / 255.0
+        return out
