@@ -20,13 +20,15 @@ from .models import FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
 from .worker import Analysis, ConceptsOutcome, ScoreJob
 
 METRIC_HELP = {
-    "purity": "how much of each element's attribution goes to a single concept "
+    "purity": "how much of each element's attribution goes to its main concept "
               "(1 = every element serves exactly one concept)",
-    "coverage": "the share of concepts (or of their area) that some element accounts for",
-    "compactness": "how few elements each concept needs (higher = fewer, tighter groups)",
-    "locality": "how close together in the source a concept's elements sit",
-    "crosstalk": "how much removing one concept's elements disturbs the other concepts "
-                 "(lower is better)",
+    "coverage": "the share of concepts that at least one element mainly serves",
+    "compactness": "whether a concept rests on one dominant element rather than many equal "
+                   "ones (1 = one element)",
+    "locality": "whether a concept's elements sit together in drawing (z) order "
+                "(1 = contiguous)",
+    "crosstalk": "what a concept's elements give to the other concepts, relative to their "
+                 "own (lower is better)",
 }
 MAX_RECENT = 10
 CHANGED = 12 / 255
