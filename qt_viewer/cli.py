@@ -1,0 +1,53 @@
+"""``svgloo view [FILE]``: the PyQt6 viewer. Qt is imported inside ``run`` only."""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(sub) -> None:
+    from svgloo.daemon.cli_score import add_scoring_arguments
+
+    p = sub.add_parser("view", help="open the Qt viewer on an SVG file",
+                       description="Review an SVG element by element: the render with each "
+                                   "unit's footprint, a sortable table of deltas, the source "
+                                   "snippet, concepts, and a 'remove unit' action with undo. "
+                                   "Re-scores when the file changes on disk. Needs PyQt6 "
+                                   "(pip install 'svgloo[viewer]').")
+    p.add_argument("file", nargs="?", help="SVG file to open (or use File > Open)")
+    ref = p.add_mutually_exclusive_group()
+    ref.add_argument("--reference", help="reference image (PNG/JPEG) or SVG")
+    ref.add_argument("--prompt", help="text reference (needs a text-capable backbone)")
+    add_scoring_arguments(p)
+    p.add_argument("--no-concepts", dest="concepts", action="store_false",
+                   help="do not compute concepts (skips the structure analysis)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from svgloo.daemon.cli_score import settings_from_args
+    from svgloo.daemon.errors import ConfigError, InputError
+
+    if args.file and not Path(args.file).is_file():
+        raise InputError(args.file, "no such file")
+    try:
+        from PyQt6.QtWidgets import QApplication
+    except ImportError as exc:
+        raise ConfigError(args.file or "svgloo view",
+                          f"the viewer needs PyQt6 ({exc}); install it with "
+                          "pip install 'svgloo[viewer]'") from None
+    from .window import ViewerWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("svgloo viewer")
+    app.setOrganizationName("svgloo")
+    settings = settings_from_args(args)
+    win = ViewerWindow(args.file, reference=args.reference, prompt=args.prompt,
+                       backbone=args.backbone, base_settings=settings, concepts=args.concepts)
+    win.show()
+    try:
+        return int(app.exec())
+    finally:
+        win.shutdown()

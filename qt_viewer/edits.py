@@ -1,0 +1,122 @@
+"""Safe file edits for the viewer (no Qt here): atomic writes, an undo stack, and a
+refusal to overwrite a file that changed on disk since it was loaded."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from svgloo.daemon.errors import InputError, SvglooError
+
+_DECL_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+class FileChangedError(SvglooError):
+    """The file on disk is not the one the viewer loaded; nothing was written."""
+
+
+def atomic_write(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and
+    ``os.replace``, so readers see the old or the new file, never half of one. The file's
+    permission bits are kept."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".svgloo-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def encode_like(text: str, original: bytes) -> bytes:
+    """Encode edited text the way the original bytes were encoded (the XML declaration's
+    encoding, default UTF-8; a UTF-8 byte-order mark is kept)."""
+    m = _DECL_ENCODING.match(original)
+    enc = m.group(1).decode("ascii") if m else "utf-8"
+    try:
+        codecs.lookup(enc)
+    except LookupError:
+        enc = "utf-8"
+    data = text.encode(enc)
+    if original.startswith(codecs.BOM_UTF8) and not data.startswith(codecs.BOM_UTF8):
+        data = codecs.BOM_UTF8 + data
+    return data
+
+
+@dataclass
+class FileSession:
+    """The bytes the viewer loaded for one file, and the session's undo stack.
+
+    ``loaded`` must be the exact bytes the current analysis was made from; every write
+    first checks that the file still holds them."""
+
+    path: Path
+    loaded: bytes
+    undo_stack: list[bytes] = field(default_factory=list)
+
+    def current_bytes(self) -> bytes:
+        try:
+            return self.path.read_bytes()
+        except OSError as exc:
+            raise InputError(str(self.path), f"cannot read file: {exc.strerror or exc}") from None
+
+    def changed_on_disk(self) -> bool:
+        return self.current_bytes() != self.loaded
+
+    def _check_unchanged(self) -> None:
+        if self.changed_on_disk():
+            raise FileChangedError(str(self.path), "the file changed on disk since it was "
+                                   "loaded; nothing was written (wait for the re-score and "
+                                   "try again)")
+
+    def write_text(self, new_text: str) -> bytes:
+        """Replace the file with ``new_text`` (checked, atomic, undoable); returns the
+        bytes written."""
+        if self.loaded.startswith(b"\x1f\x8b"):
+            raise InputError(str(self.path), "compressed .svgz files are read-only in the "
+                                              "viewer")
+        self._check_unchanged()
+        data = encode_like(new_text, self.loaded)
+        atomic_write(self.path, data)
+        self.undo_stack.append(self.loaded)
+        self.loaded = data
+        return data
+
+    def remove_unit(self, run, unit_index: int) -> bytes:
+        """Remove one scoring unit of ``run`` (whose document was parsed from
+        ``self.loaded``) with the engine's removal edit."""
+        from svgloo.daemon.units import apply_edits, removal_edit
+
+        edit = removal_edit(run.units, unit_index)
+        return self.write_text(apply_edits(run.doc.text, [edit]))
+
+    def can_undo(self) -> bool:
+        return bool(self.undo_stack)
+
+    def undo(self) -> bytes:
+        """Restore the bytes from before the last edit, exactly."""
+        if not self.undo_stack:
+            raise InputError(str(self.path), "nothing to undo")
+        self._check_unchanged()
+        previous = self.undo_stack[-1]
+        atomic_write(self.path, previous)
+        self.undo_stack.pop()
+        self.loaded = previous
+        return previous

@@ -1,0 +1,110 @@
+"""The units table: a QAbstractTableModel over svgloo.score/1 unit rows and a sort/filter
+proxy (harmful / no visible effect / helpful / all)."""
+
+from __future__ import annotations
+
+from PyQt6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PyQt6.QtGui import QBrush, QColor
+
+VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#777777"}
+SORT_ROLE = Qt.ItemDataRole.UserRole
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+
+COLUMNS = ["#", "tag", "id", "line", "delta", "verdict", "footprint px", "concept", "purity"]
+
+
+class UnitTableModel(QAbstractTableModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list[dict] = []
+
+    def set_rows(self, rows: list[dict]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def set_concepts(self, per_unit: dict[int, tuple[str | None, float | None]]) -> None:
+        """``per_unit``: unit index -> (primary concept name, purity)."""
+        for row in self.rows:
+            row["primary"], row["purity"] = per_unit.get(row["index"], (None, None))
+        if self.rows:
+            self.dataChanged.emit(self.index(0, 7), self.index(len(self.rows) - 1, 8))
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        col = index.column()
+        if role == ROW_ROLE:
+            return row
+        if role == SORT_ROLE:
+            return [row["index"], row["tag"], row.get("id") or "", row["line"], row["delta"],
+                    row["verdict"], row["footprint_pixels"], row.get("primary") or "",
+                    -1.0 if row.get("purity") is None else row["purity"]][col]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return str(row["index"])
+            if col == 1:
+                tag = row["tag"]
+                return f"{tag}[{row['subpath']}]" if row.get("subpath") is not None else tag
+            if col == 2:
+                return row.get("id") or ""
+            if col == 3:
+                return str(row["line"])
+            if col == 4:
+                return f"{row['delta']:+.4f}"
+            if col == 5:
+                return row["verdict"] if row["visible"] else f"{row['verdict']} (invisible)"
+            if col == 6:
+                return str(row["footprint_pixels"])
+            if col == 7:
+                return row.get("primary") or ""
+            if col == 8:
+                return "" if row.get("purity") is None else f"{row['purity']:.2f}"
+        if role == Qt.ItemDataRole.ForegroundRole and col in (4, 5):
+            return QBrush(QColor(VERDICT_COLORS.get(row["verdict"], "#777777")))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 6, 8):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"unit {row['index']} <{row['tag']}> line {row['line']}: delta "
+                    f"{row['delta']:+.6f} ({row['verdict']}), {row['footprint_pixels']} "
+                    "changed pixels")
+        return None
+
+
+FILTERS = {"all": "All units", "harmful": "Harmful", "invisible": "No visible effect",
+           "helpful": "Helpful"}
+
+
+class UnitFilterProxy(QSortFilterProxyModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.mode = "all"
+        self.setSortRole(SORT_ROLE)
+
+    def set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row, source_parent) -> bool:
+        if self.mode == "all":
+            return True
+        row = self.sourceModel().rows[source_row]
+        if self.mode == "harmful":
+            return row["verdict"] == "harmful"
+        if self.mode == "helpful":
+            return row["verdict"] == "helpful"
+        if self.mode == "invisible":
+            return not row["visible"]
+        return True

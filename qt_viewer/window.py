@@ -1,0 +1,748 @@
+"""The svgloo viewer's main window."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+from PyQt6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer, pyqtSignal
+from PyQt6.QtGui import QAction, QColor, QFont, QKeySequence, QPixmap, QTextCharFormat, QTextCursor
+from PyQt6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+                             QLineEdit, QListWidget, QMainWindow, QPlainTextEdit, QProgressBar,
+                             QPushButton, QSplitter, QTableView, QTabWidget, QTextEdit,
+                             QToolBar, QVBoxLayout, QWidget, QAbstractItemView, QScrollArea)
+
+from .edits import FileSession
+from .images import ImageView, heat_overlay, nonzero_box
+from .models import FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
+from .worker import Analysis, ConceptsOutcome, ScoreJob
+
+METRIC_HELP = {
+    "purity": "how much of each element's attribution goes to its main concept "
+              "(1 = every element serves exactly one concept)",
+    "coverage": "the share of concepts that at least one element mainly serves",
+    "compactness": "whether a concept rests on one dominant element rather than many equal "
+                   "ones (1 = one element)",
+    "locality": "whether a concept's elements sit together in drawing (z) order "
+                "(1 = contiguous)",
+    "crosstalk": "what a concept's elements give to the other concepts, relative to their "
+                 "own (lower is better)",
+}
+MAX_RECENT = 10
+CHANGED = 12 / 255
+_LINES = re.compile(r"\r\n|\r|\n")  # the engine's line breaks
+
+
+def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None = None,
+                    path=None) -> bytes:
+    """The units x concepts attribution matrix as a labelled heatmap (PNG bytes); also
+    written to ``path`` when given."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    A = np.asarray(structure_result.get("attribution") or [[0.0]], dtype=float)
+    if A.ndim != 2 or A.size == 0:
+        A = np.zeros((1, 1))
+    concepts = [c["name"] for c in structure_result.get("concepts", [])] or ["-"]
+    units = [u["index"] for u in structure_result.get("units", [])] or list(range(A.shape[0]))
+    labels = [(unit_labels or {}).get(i, f"#{i}") for i in units][:A.shape[0]]
+    h = min(14.0, 1.6 + 0.18 * A.shape[0])
+    w = min(12.0, 2.6 + 0.45 * A.shape[1])
+    fig = Figure(figsize=(w, h), dpi=100)
+    ax = fig.add_subplot(111)
+    im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
+    ax.set_xticks(range(A.shape[1]), concepts[:A.shape[1]], rotation=45, ha="right",
+                  fontsize=7)
+    step = max(1, A.shape[0] // 60)
+    ax.set_yticks(range(0, A.shape[0], step), labels[::step], fontsize=6)
+    ax.set_xlabel("concept")
+    ax.set_ylabel("unit")
+    ax.set_title(f"{Path(structure_result.get('file', '')).name}: attribution", fontsize=8)
+    fig.colorbar(im, ax=ax, fraction=0.05)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    data = buf.getvalue()
+    if path is not None:
+        Path(path).write_bytes(data)
+    return data
+
+
+class ViewerWindow(QMainWindow):
+    """One file at a time: render, units table, concepts, source; scoring off-thread."""
+
+    analysisReady = pyqtSignal()     # a new scoring result is shown
+    conceptsReady = pyqtSignal()     # the concepts panel was filled (or said why not)
+    errorShown = pyqtSignal(str)
+
+    def __init__(self, path=None, *, reference=None, prompt=None, backbone="auto",
+                 base_settings=None, concepts=True, settings_store: QSettings | None = None,
+                 debounce_ms: int = 300):
+        super().__init__()
+        from svgloo.daemon.score import ScoreSettings
+
+        self.base_settings = base_settings or ScoreSettings()
+        self.concepts_enabled = concepts
+        self.store = settings_store if settings_store is not None else QSettings("svgloo",
+                                                                                 "viewer")
+        self.path: Path | None = None
+        self.analysis: Analysis | None = None
+        self.structure = None
+        self.session: FileSession | None = None
+        self.job: ScoreJob | None = None
+        self._rescore_pending = False
+        self._known_bytes: set[bytes] = set()
+        self.watcher = None
+        self.layer_cache: dict = {}
+        self._restore_key = None
+        self.score_count = 0
+        self.setWindowTitle("svgloo viewer")
+        self.resize(1280, 800)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(debounce_ms)
+        self._debounce.timeout.connect(self._file_changed_settled)
+        self._build_ui(backbone, reference, prompt)
+        if path:
+            self.open_file(path)
+
+    # ------------------------------------------------------------------ UI
+    def _build_ui(self, backbone, reference, prompt) -> None:
+        tb = QToolBar("main", self)
+        tb.setObjectName("mainToolbar")
+        self.addToolBar(tb)
+        self.act_open = QAction("Open…", self, shortcut=QKeySequence.StandardKey.Open)
+        self.act_open.triggered.connect(self._open_dialog)
+        self.act_rescore = QAction("Re-score", self, shortcut=QKeySequence("F5"))
+        self.act_rescore.triggered.connect(self.rescore)
+        self.act_remove = QAction("Remove unit", self, shortcut=QKeySequence("Ctrl+Del"))
+        self.act_remove.triggered.connect(self.remove_selected_unit)
+        self.act_undo = QAction("Undo", self, shortcut=QKeySequence.StandardKey.Undo)
+        self.act_undo.triggered.connect(self.undo)
+        self.act_undo.setEnabled(False)
+        for a in (self.act_open, self.act_rescore, self.act_remove, self.act_undo):
+            tb.addAction(a)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" backbone "))
+        self.backbone_combo = QComboBox()
+        self.backbone_combo.addItems(self._backbone_names())
+        if self.backbone_combo.findText(backbone) < 0:
+            self.backbone_combo.addItem(backbone)
+        self.backbone_combo.setCurrentText(backbone)
+        self.backbone_combo.currentTextChanged.connect(lambda _: self.rescore())
+        tb.addWidget(self.backbone_combo)
+        tb.addWidget(QLabel(" reference "))
+        self.reference_edit = QLineEdit(reference or "")
+        self.reference_edit.setPlaceholderText("image or SVG (default: svgloo.toml / self)")
+        self.reference_edit.setMinimumWidth(180)
+        self.reference_edit.editingFinished.connect(self._settings_edited)
+        tb.addWidget(self.reference_edit)
+        browse = QPushButton("…")
+        browse.setToolTip("choose a reference image or SVG")
+        browse.clicked.connect(self._browse_reference)
+        tb.addWidget(browse)
+        tb.addWidget(QLabel(" prompt "))
+        self.prompt_edit = QLineEdit(prompt or "")
+        self.prompt_edit.setPlaceholderText("text reference (clip)")
+        self.prompt_edit.editingFinished.connect(self._settings_edited)
+        tb.addWidget(self.prompt_edit)
+        self._last_settings_text = (self.reference_edit.text(), self.prompt_edit.text())
+
+        menu = self.menuBar().addMenu("&File")
+        menu.addAction(self.act_open)
+        self.recent_menu = menu.addMenu("Open recent")
+        menu.addSeparator()
+        self.act_export_sheet = QAction("Export footprint contact sheet…", self)
+        self.act_export_sheet.triggered.connect(lambda: self._export_dialog("sheet"))
+        self.act_export_attr = QAction("Export attribution heatmap…", self)
+        self.act_export_attr.triggered.connect(lambda: self._export_dialog("attribution"))
+        menu.addAction(self.act_export_sheet)
+        menu.addAction(self.act_export_attr)
+        menu.addSeparator()
+        menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
+        edit = self.menuBar().addMenu("&Edit")
+        edit.addAction(self.act_remove)
+        edit.addAction(self.act_undo)
+        edit.addAction(self.act_rescore)
+        self._refresh_recent_menu()
+
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(4, 4, 4, 4)
+        self.error_banner = QLabel()
+        self.error_banner.setObjectName("errorBanner")
+        self.error_banner.setWordWrap(True)
+        self.error_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_banner.setStyleSheet("QLabel#errorBanner { background: #fde0dc; color: #8b1a10;"
+                                        " border: 1px solid #d73027; padding: 6px; }")
+        self.error_banner.hide()
+        outer.addWidget(self.error_banner)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.view = ImageView()
+        self.view.pixelClicked.connect(self.select_at_pixel)
+        split.addWidget(self.view)
+
+        self.tabs = QTabWidget()
+        units_tab = QWidget()
+        ul = QVBoxLayout(units_tab)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("show"))
+        self.filter_combo = QComboBox()
+        for key, label in FILTERS.items():
+            self.filter_combo.addItem(label, key)
+        self.filter_combo.currentIndexChanged.connect(
+            lambda _: self.proxy.set_mode(self.filter_combo.currentData()))
+        row.addWidget(self.filter_combo)
+        row.addStretch(1)
+        self.summary_label = QLabel()
+        row.addWidget(self.summary_label)
+        ul.addLayout(row)
+        self.model = UnitTableModel(self)
+        self.proxy = UnitFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        vsplit = QSplitter(Qt.Orientation.Vertical)
+        vsplit.addWidget(self.table)
+        self.source_view = QPlainTextEdit()
+        self.source_view.setReadOnly(True)
+        self.source_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.source_view.setFont(mono)
+        self.source_view.setPlaceholderText("select a unit to see its source")
+        vsplit.addWidget(self.source_view)
+        vsplit.setSizes([500, 200])
+        ul.addWidget(vsplit)
+        self.tabs.addTab(units_tab, "Units")
+
+        concepts_tab = QWidget()
+        cl = QVBoxLayout(concepts_tab)
+        self.concepts_status = QLabel("concepts: waiting for the score" if self.concepts_enabled
+                                      else "concepts: off")
+        self.concepts_status.setWordWrap(True)
+        cl.addWidget(self.concepts_status)
+        self.concept_list = QListWidget()
+        self.concept_list.setMaximumHeight(150)
+        self.concept_list.currentRowChanged.connect(self._concept_selected)
+        cl.addWidget(self.concept_list)
+        self.metrics_label = QLabel()
+        self.metrics_label.setWordWrap(True)
+        self.metrics_label.setTextFormat(Qt.TextFormat.RichText)
+        cl.addWidget(self.metrics_label)
+        self.attribution_label = QLabel()
+        self.attribution_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        scroll = QScrollArea()
+        scroll.setWidget(self.attribution_label)
+        scroll.setWidgetResizable(True)
+        cl.addWidget(scroll, 1)
+        self.tabs.addTab(concepts_tab, "Concepts")
+        split.addWidget(self.tabs)
+        split.setSizes([620, 640])
+        outer.addWidget(split, 1)
+        self.setCentralWidget(central)
+
+        self.status_label = QLabel("no file")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+
+    @staticmethod
+    def _backbone_names() -> list[str]:
+        names = ["auto", "pixel", "clip"]
+        try:
+            from svgloo.plugins.base import discover
+
+            for name in discover("svgloo.backbones"):
+                if name not in names:
+                    names.append(str(name))
+        except Exception:
+            pass
+        return names
+
+    # ------------------------------------------------------------ settings
+    def score_settings(self):
+        ref = self.reference_edit.text().strip() or None
+        prompt = self.prompt_edit.text().strip() or None
+        if ref and prompt:
+            prompt = None  # an image reference wins; the CLI makes these exclusive
+        return self.base_settings.with_(backbone=self.backbone_combo.currentText(),
+                                        reference=ref, prompt=prompt)
+
+    def _settings_edited(self) -> None:
+        now = (self.reference_edit.text(), self.prompt_edit.text())
+        if now != self._last_settings_text:
+            self._last_settings_text = now
+            self.rescore()
+
+    def _browse_reference(self) -> None:
+        start = str(self.path.parent) if self.path else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Reference image", start,
+                                              "Images (*.png *.jpg *.jpeg *.svg *.svgz)")
+        if name:
+            self.reference_edit.setText(name)
+            self._settings_edited()
+
+    # --------------------------------------------------------------- files
+    def _open_dialog(self) -> None:
+        start = str(self.path.parent) if self.path else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Open SVG", start, "SVG (*.svg *.svgz)")
+        if name:
+            self.open_file(name)
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for name in self.recent_files():
+            act = self.recent_menu.addAction(name)
+            act.triggered.connect(lambda _=False, n=name: self.open_file(n))
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    def recent_files(self) -> list[str]:
+        value = self.store.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _remember(self, path: Path) -> None:
+        items = [str(path)] + [p for p in self.recent_files() if p != str(path)]
+        self.store.setValue("recent", items[:MAX_RECENT])
+        self.store.sync()
+        self._refresh_recent_menu()
+
+    def open_file(self, path) -> None:
+        path = Path(path).resolve()
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        self.path = path
+        self.analysis = None
+        self.session = None
+        self.structure = None
+        self.layer_cache = {}
+        self._known_bytes = set()
+        self._restore_key = None
+        self.view._fitted = False
+        self.setWindowTitle(f"svgloo viewer — {path.name}")
+        self._remember(path)
+        try:
+            from .watcher import FileWatcher
+
+            self.watcher = FileWatcher(path, self)
+            self.watcher.changed.connect(self._debounce.start)
+        except Exception as exc:  # the viewer still works; re-score by hand
+            self.status_label.setText(f"not watching {path.name}: {exc}")
+        self.rescore()
+
+    # ------------------------------------------------------------- scoring
+    def is_busy(self) -> bool:
+        return self.job is not None
+
+    def rescore(self) -> None:
+        if self.path is None:
+            return
+        if self.job is not None:
+            self._rescore_pending = True
+            return
+        self._rescore_pending = False
+        key = self.selected_key()
+        if key is not None:
+            self._restore_key = key
+        job = ScoreJob(self.path, self.score_settings(), concepts=self.concepts_enabled,
+                       layer_cache=self.layer_cache, parent=self)
+        job.progress.connect(self._on_progress)
+        job.scored.connect(self._on_scored)
+        job.structured.connect(self._on_structured)
+        job.failed.connect(self._on_failed)
+        job.finished.connect(self._on_job_finished)
+        self.job = job
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.status_label.setText(f"scoring {self.path.name}…")
+        job.start()
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"%v / %m renders")
+
+    def _on_job_finished(self) -> None:
+        job, self.job = self.job, None
+        if job is not None:
+            job.deleteLater()
+        self.progress.hide()
+        if self._rescore_pending:
+            self.rescore()
+
+    def _on_failed(self, message: str) -> None:
+        self.show_error(message)
+        self.status_label.setText("scoring failed")
+
+    def show_error(self, message: str) -> None:
+        self.error_banner.setText(message)
+        self.error_banner.show()
+        self.statusBar().showMessage(message, 10000)
+        self.errorShown.emit(message)
+
+    def clear_error(self) -> None:
+        self.error_banner.clear()
+        self.error_banner.hide()
+
+    def _on_scored(self, analysis: Analysis) -> None:
+        if self.path is None or analysis.path != self.path:
+            return  # a file that is no longer open
+        self.clear_error()
+        prev_key = self._restore_key or self.selected_key()
+        self.analysis = analysis
+        self.score_count += 1
+        self._known_bytes = {analysis.raw}
+        if self.session is None or self.session.path != analysis.path:
+            self.session = FileSession(analysis.path, analysis.raw)
+        elif self.session.loaded != analysis.raw:
+            # changed outside the viewer: the old undo steps would discard that change
+            self.session = FileSession(analysis.path, analysis.raw)
+        self.act_undo.setEnabled(self.session.can_undo())
+        run = analysis.run
+        res = run.result
+        self.view.set_image(run.loo.full)
+        rows = []
+        for r in res["units"]:
+            rows.append({**r, "line": r["range"]["start"]["line"] + 1, "primary": None,
+                         "purity": None})
+        self.model.set_rows(rows)
+        if self.structure is not None:
+            self._apply_structure_to_rows()
+        s = res["summary"]
+        self.summary_label.setText(f"{s['units']} units: {s['helpful']} helpful, "
+                                   f"{s['harmful']} harmful, {s['neutral']} neutral, "
+                                   f"{s['invisible']} invisible")
+        ref = res["reference"]
+        self.status_label.setText(f"{self.path.name}: {res['backbone']} backbone vs "
+                                  f"{ref['kind']} reference ({ref.get('source')}); "
+                                  f"{res['timings']['total_s']:.2f}s"
+                                  + ("; " + "; ".join(res["notes"]) if res["notes"] else ""))
+        self._restore_key = None
+        if not (prev_key and self.select_key(prev_key)):
+            self.view.set_overlay(None)
+            self.source_view.clear()
+        self.analysisReady.emit()
+
+    # ------------------------------------------------------------ concepts
+    def _on_structured(self, outcome: ConceptsOutcome) -> None:
+        self.concept_list.clear()
+        self.metrics_label.clear()
+        self.attribution_label.clear()
+        self.structure = outcome.run
+        if outcome.run is None:
+            self.concepts_status.setText(outcome.message or "concepts unavailable")
+            self.conceptsReady.emit()
+            return
+        res = outcome.run.result
+        self.concepts_status.setText(f"{len(res.get('concepts', []))} concepts "
+                                     f"({res.get('definitions', '')} definitions); select one "
+                                     "to see its heatmap over the render")
+        for c in res.get("concepts", []):
+            self.concept_list.addItem(f"{c['name']}  ({c.get('source', '')}, "
+                                      f"{len(c.get('units', []))} elements)")
+        lines = []
+        for name, value in (res.get("metrics") or {}).items():
+            shown = "—" if value is None else f"{value:.3f}" if isinstance(value, float) \
+                else str(value)
+            lines.append(f"<b>{name}</b> {shown}: {METRIC_HELP.get(name, '')}")
+        self.metrics_label.setText("<br>".join(lines))
+        try:
+            png = attribution_png(res, self._unit_labels(outcome.run))
+            pm = QPixmap()
+            pm.loadFromData(png, "PNG")
+            self.attribution_label.setPixmap(pm)
+        except Exception as exc:
+            self.attribution_label.setText(f"attribution plot failed: {exc}")
+        self._apply_structure_to_rows()
+        self.conceptsReady.emit()
+
+    @staticmethod
+    def _unit_labels(srun) -> dict[int, str]:
+        try:
+            return {u.index: f"#{u.index} {u.tag}" + (f" {u.id}" if u.id else "")
+                    for u in srun.units.units}
+        except Exception:
+            return {}
+
+    def _apply_structure_to_rows(self) -> None:
+        if self.structure is None or self.analysis is None:
+            return
+        res = self.structure.result
+        names = [c["name"] for c in res.get("concepts", [])]
+        by_element = {}
+        try:
+            sunits = self.structure.units.units
+        except Exception:
+            sunits = None
+        for u in res.get("units", []):
+            primary = u.get("primary")
+            if isinstance(primary, int) and 0 <= primary < len(names):
+                primary = names[primary]
+            element = sunits[u["index"]].element if sunits is not None else u["index"]
+            by_element[element] = (primary, u.get("purity"))
+        per_unit = {}
+        for su in self.analysis.run.units.units:
+            if su.element in by_element:
+                per_unit[su.index] = by_element[su.element]
+        self.model.set_concepts(per_unit)
+
+    def _concept_selected(self, row: int) -> None:
+        if self.structure is None or row < 0:
+            return
+        heat = np.asarray(self.structure.heatmaps[row], dtype=np.float32)
+        full = self.analysis.run.loo.full if self.analysis else None
+        if full is not None and heat.shape != full.shape[:2]:
+            from PIL import Image
+
+            heat = np.asarray(Image.fromarray(heat).resize(full.shape[1::-1]), np.float32)
+        self.view.set_overlay(heat_overlay(heat), nonzero_box(heat > 0.5 * heat.max())
+                              if heat.max() > 0 else None)
+
+    # ----------------------------------------------------------- selection
+    def selected_unit(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        return self.proxy.data(rows[0], ROW_ROLE)["index"]
+
+    def selected_key(self):
+        i = self.selected_unit()
+        if i is None or self.analysis is None:
+            return None
+        r = self.model.rows[i] if i < len(self.model.rows) else None
+        if r is None:
+            return None
+        return (r.get("id"), r["tag"], r["index"], r.get("subpath"))
+
+    def select_key(self, key) -> bool:
+        uid, tag, index, subpath = key
+        match = None
+        if uid:
+            cands = [r for r in self.model.rows if r.get("id") == uid]
+            match = next((r for r in cands if r.get("subpath") == subpath), None) or \
+                (cands[0] if cands else None)
+        if match is None:
+            match = next((r for r in self.model.rows
+                          if r["index"] == index and r["tag"] == tag), None)
+        if match is None:
+            return False
+        self.select_unit(match["index"])
+        return True
+
+    def select_unit(self, unit: int) -> None:
+        src_row = next((k for k, r in enumerate(self.model.rows) if r["index"] == unit), None)
+        if src_row is None:
+            return
+        pidx = self.proxy.mapFromSource(self.model.index(src_row, 0))
+        if not pidx.isValid():  # filtered out: show everything
+            self.filter_combo.setCurrentIndex(self.filter_combo.findData("all"))
+            pidx = self.proxy.mapFromSource(self.model.index(src_row, 0))
+        self.table.selectionModel().select(
+            pidx, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.scrollTo(pidx)
+
+    def _selection_changed(self, *_):
+        unit = self.selected_unit()
+        if unit is None or self.analysis is None:
+            self.view.set_overlay(None)
+            self.source_view.clear()
+            return
+        run = self.analysis.run
+        fp = run.footprint(unit)
+        box = nonzero_box(fp > CHANGED) or nonzero_box(fp > 0) or run.loo.patches[unit].box
+        self.view.set_overlay(heat_overlay(fp), box)
+        self._show_source(unit)
+
+    def _show_source(self, unit: int) -> None:
+        """The element's exact source span with line numbers, plus two lines of context
+        each side (long context lines are cut; one-line files show just the span)."""
+        run = self.analysis.run
+        doc = run.doc
+        u = run.units.units[unit]
+        el = doc.elements[u.element]
+        line0 = doc.position(el.start)[0]
+        line1 = doc.position(max(el.start, el.end - 1))[0]
+        lines = _LINES.split(doc.text)
+        first, last = max(0, line0 - 2), min(len(lines) - 1, line1 + 2)
+        u0, u1 = doc.position(u.start)[0], doc.position(max(u.start, u.end - 1))[0]
+        width = len(str(last + 1))
+
+        def cut(text: str) -> str:
+            return text if len(text) <= 160 else text[:160] + " …"
+
+        shown, marked = [], []
+        for n in range(first, line0):
+            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
+        start_col = doc.position(el.start)[1]
+        span_lines = _LINES.split(doc.text[el.start:el.end])
+        for k, text in enumerate(span_lines):
+            n = line0 + k
+            if k == 0 and start_col:
+                text = ("… " if start_col > 0 else "") + text
+            marked.append(len(shown))
+            shown.append(f"{'>' if u0 <= n <= u1 else ' '}{n + 1:>{width}} | {text}")
+        for n in range(line1 + 1, last + 1):
+            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
+        self.source_view.setPlainText("\n".join(shown))
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#fff3c4"))
+        fmt.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
+        sels = []
+        for k in marked:
+            sel = QTextEdit.ExtraSelection()
+            sel.format = fmt
+            sel.cursor = QTextCursor(self.source_view.document().findBlockByNumber(k))
+            sels.append(sel)
+        self.source_view.setExtraSelections(sels)
+
+    def unit_at_pixel(self, x: int, y: int) -> int | None:
+        """The unit whose footprint is strongest at image pixel (x, y)."""
+        if self.analysis is None:
+            return None
+        loo = self.analysis.run.loo
+        h, w = loo.full.shape[:2]
+        if not (0 <= x < w and 0 <= y < h):
+            return None
+        best, best_val = None, 0
+        ref = loo.full[y, x].astype(np.int16)
+        for i, p in enumerate(loo.patches):
+            if p.box is None:
+                continue
+            y0, y1, x0, x1 = p.box
+            if y0 <= y < y1 and x0 <= x < x1:
+                val = int(np.abs(ref - p.pixels[y - y0, x - x0].astype(np.int16)).max())
+                if val > best_val:
+                    best, best_val = i, val
+        return best
+
+    def select_at_pixel(self, x: int, y: int) -> None:
+        unit = self.unit_at_pixel(x, y)
+        if unit is not None:
+            self.select_unit(unit)
+        else:
+            self.statusBar().showMessage(f"no unit changes pixel ({x}, {y})", 4000)
+
+    # --------------------------------------------------------------- edits
+    def remove_selected_unit(self) -> bool:
+        unit = self.selected_unit()
+        if unit is None:
+            self.show_error("select a unit to remove")
+            return False
+        return self.remove_unit(unit)
+
+    def remove_unit(self, unit: int) -> bool:
+        from svgloo.daemon.errors import SvglooError
+
+        if self.analysis is None or self.session is None:
+            self.show_error("nothing is loaded yet")
+            return False
+        if self.session.loaded != self.analysis.raw:
+            self.show_error(f"{self.path}: the analysis is being updated; try again when the "
+                            "re-score finishes")
+            return False
+        try:
+            data = self.session.remove_unit(self.analysis.run, unit)
+        except SvglooError as exc:
+            self.show_error(str(exc))
+            return False
+        except OSError as exc:
+            self.show_error(f"{self.path}: cannot write: {exc}")
+            return False
+        self._after_write(data, f"removed unit {unit}")
+        return True
+
+    def undo(self) -> bool:
+        from svgloo.daemon.errors import SvglooError
+
+        if self.session is None or not self.session.can_undo():
+            return False
+        try:
+            data = self.session.undo()
+        except SvglooError as exc:
+            self.show_error(str(exc))
+            return False
+        except OSError as exc:
+            self.show_error(f"{self.path}: cannot write: {exc}")
+            return False
+        self._after_write(data, "undone")
+        return True
+
+    def _after_write(self, data: bytes, what: str) -> None:
+        self.clear_error()
+        self._known_bytes.add(data)
+        self.act_undo.setEnabled(self.session.can_undo())
+        self.statusBar().showMessage(f"{self.path.name}: {what}", 5000)
+        self.rescore()
+
+    def _file_changed_settled(self) -> None:
+        if self.path is None:
+            return
+        try:
+            current = self.path.read_bytes()
+        except OSError:
+            return  # mid-save (deleted before the rename); the rename will come
+        if current in self._known_bytes and self.job is None:
+            return
+        self._known_bytes.add(current)
+        self.rescore()
+
+    # -------------------------------------------------------------- export
+    def export_contact_sheet(self, path) -> None:
+        from svgloo.daemon.plots import contact_sheet
+
+        if self.analysis is None:
+            raise RuntimeError("nothing is scored yet")
+        contact_sheet(self.analysis.run, path)
+
+    def export_attribution(self, path) -> None:
+        if self.structure is None:
+            raise RuntimeError("no concepts: the attribution matrix is unavailable")
+        attribution_png(self.structure.result, self._unit_labels(self.structure), path)
+
+    def _export_dialog(self, what: str) -> None:
+        if self.path is None:
+            return
+        default = self.path.with_name(self.path.stem + ("-footprints.png" if what == "sheet"
+                                                        else "-attribution.png"))
+        name, _ = QFileDialog.getSaveFileName(self, "Export PNG", str(default), "PNG (*.png)")
+        if not name:
+            return
+        try:
+            (self.export_contact_sheet if what == "sheet" else self.export_attribution)(name)
+            self.statusBar().showMessage(f"wrote {name}", 5000)
+        except Exception as exc:
+            self.show_error(f"export failed: {exc}")
+
+    # ------------------------------------------------------------ shutdown
+    def shutdown(self) -> None:
+        self._debounce.stop()
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        self._rescore_pending = False
+        if self.job is not None:
+            self.job.wait()
+
+    def closeEvent(self, event) -> None:
+        self.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,81 @@
+"""Scoring off the GUI thread: one QThread per analysis, reporting through signals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PyQt6.QtCore import QThread, pyqtSignal
+
+
+@dataclass
+class Analysis:
+    """What one scoring job produced: the exact bytes it read and the engine's run."""
+
+    path: Path
+    raw: bytes
+    run: object  # svgloo.daemon.score.ScoreRun
+
+
+@dataclass
+class ConceptsOutcome:
+    run: object | None = None       # svgloo.daemon.structure.StructureRun
+    message: str | None = None      # why there are no concepts
+
+
+class ScoreJob(QThread):
+    """Reads the file once, scores those bytes, then (optionally) asks the structure
+    module for concepts. Results arrive on the GUI thread through queued signals."""
+
+    progress = pyqtSignal(int, int)
+    scored = pyqtSignal(object)        # Analysis
+    structured = pyqtSignal(object)    # ConceptsOutcome
+    failed = pyqtSignal(str)
+
+    def __init__(self, path, settings, concepts: bool = True, layer_cache: dict | None = None,
+                 parent=None):
+        super().__init__(parent)
+        self.path = Path(path)
+        self.settings = settings
+        self.concepts = concepts
+        self.layer_cache = layer_cache
+
+    def run(self) -> None:  # runs on the worker thread
+        from svgloo.daemon.document import parse_document, read_svg_bytes
+        from svgloo.daemon.errors import SvglooError
+        from svgloo.daemon.score import score_document
+
+        try:
+            raw = read_svg_bytes(self.path, self.settings.limits)
+            doc = parse_document(raw, str(self.path), self.settings.limits)
+            run = score_document(doc, self.settings, progress=self._progress,
+                                 layer_cache=self.layer_cache)
+        except SvglooError as exc:
+            self.failed.emit(str(exc))
+            return
+        except Exception as exc:  # an engine bug must not take the window down
+            self.failed.emit(f"{self.path}: {type(exc).__name__}: {exc}")
+            return
+        self.scored.emit(Analysis(self.path, raw, run))
+        if self.concepts:
+            self.structured.emit(self._structure(doc))
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress.emit(int(done), int(total))
+
+    def _structure(self, doc) -> ConceptsOutcome:
+        try:
+            from svgloo.daemon import structure
+        except ImportError:
+            return ConceptsOutcome(message="concepts unavailable (this build has no "
+                                           "svgloo.daemon.structure)")
+        try:
+            settings = structure.StructureSettings(size=self.settings.size,
+                                                   limits=self.settings.limits)
+            if hasattr(structure, "structure_document"):
+                srun = structure.structure_document(doc, settings)
+            else:
+                srun = structure.structure_file(str(self.path), settings)
+        except Exception as exc:
+            return ConceptsOutcome(message=f"concepts unavailable: {exc}")
+        return ConceptsOutcome(run=srun)
