@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import multiprocessing
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+
+from .files import atomic_write_text
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.csv"
@@ -160,13 +162,12 @@ def write_summary(out_dir: str, files: list[str], key: str) -> Path:
         if row.get("settings_key") == key and row.get("file") in wanted:
             latest[row["file"]] = row
     path = Path(out_dir) / SUMMARY
-    tmp = path.with_name(f".{SUMMARY}.{os.getpid()}.tmp")
-    with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, CSV_FIELDS)
-        w.writeheader()
-        for f in sorted(latest):
-            w.writerow({k: ("" if v is None else v) for k, v in summary_row(latest[f]).items()})
-    os.replace(tmp, path)
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, CSV_FIELDS)
+    w.writeheader()
+    for f in sorted(latest):
+        w.writerow({k: ("" if v is None else v) for k, v in summary_row(latest[f]).items()})
+    atomic_write_text(path, buf.getvalue())
     return path
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
+
+from .files import atomic_write_text
 
 CACHE_FORMAT = 1
 
@@ -117,24 +118,6 @@ def result_key(kind: str, text: str | bytes, name: str, settings_key: dict, back
     return h.hexdigest()
 
 
-def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 class ResultCache:
     """Results in memory (LRU) and on disk. ``get`` returns a fresh copy of the dict."""
 
@@ -175,7 +158,7 @@ class ResultCache:
         self.memory[key] = raw
         if self.disk:
             try:
-                atomic_write_text(self._path(key), raw)
+                atomic_write_text(self._path(key), raw, mode=0o600)
             except OSError:
                 pass  # a read-only or full cache dir costs speed, not results
 
@@ -192,4 +175,4 @@ class ResultCache:
                 "memory_entries": len(self.memory), "directory": str(self.directory)}
 
 
-__all__ = ["LRUCache", "ResultCache", "result_key", "default_cache_dir", "atomic_write_text"]
+__all__ = ["LRUCache", "ResultCache", "result_key", "default_cache_dir"]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
+
+from .files import atomic_write_text
 
 
 def register(sub) -> None:
@@ -55,11 +56,7 @@ def svg_files(folder: str, limit: int | None = None) -> list[str]:
 
 
 def _write_json(path: str, obj) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w") as fh:
-        json.dump(obj, fh, indent=1)
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(obj, indent=1))
 
 
 def _bar(total: int, desc: str):

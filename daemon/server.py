@@ -370,12 +370,12 @@ class Daemon:
             self.tcp = TCPHTTPServer(("127.0.0.1", self.tcp_port), self._handler(True))
             self.tcp_port = self.tcp.server_address[1]
             self.token = secrets.token_urlsafe(32)
-            from .cache import atomic_write_text
+            from .files import atomic_write_text
 
             atomic_write_text(token_path(path), self.token + "\n", mode=0o600)
             atomic_write_text(tcp_info_path(path), f"{self.tcp_port}\n", mode=0o600)
             self._servers.append(self.tcp)
-        from .cache import atomic_write_text
+        from .files import atomic_write_text
 
         atomic_write_text(pid_path(path), f"{os.getpid()}\n", mode=0o600)
 

@@ -4,45 +4,18 @@ refusal to overwrite a file that changed on disk since it was loaded."""
 from __future__ import annotations
 
 import codecs
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from svgloo.daemon.errors import InputError, SvglooError
+from svgloo.daemon.files import atomic_write_bytes
 
 _DECL_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
 class FileChangedError(SvglooError):
     """The file on disk is not the one the viewer loaded; nothing was written."""
-
-
-def atomic_write(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and
-    ``os.replace``, so readers see the old or the new file, never half of one. The file's
-    permission bits are kept."""
-    path = Path(path)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except OSError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".svgloo-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def encode_like(text: str, original: bytes) -> bytes:
@@ -94,7 +67,7 @@ class FileSession:
                                               "viewer")
         self._check_unchanged()
         data = encode_like(new_text, self.loaded)
-        atomic_write(self.path, data)
+        atomic_write_bytes(self.path, data)
         self.undo_stack.append(self.loaded)
         self.loaded = data
         return data
@@ -116,7 +89,7 @@ class FileSession:
             raise InputError(str(self.path), "nothing to undo")
         self._check_unchanged()
         previous = self.undo_stack[-1]
-        atomic_write(self.path, previous)
+        atomic_write_bytes(self.path, previous)
         self.undo_stack.pop()
         self.loaded = previous
         return previous
