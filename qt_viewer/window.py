@@ -651,8 +651,6 @@ class ViewerWindow(QMainWindow):
         return self.remove_unit(unit)
 
     def remove_unit(self, unit: int) -> bool:
-        from svgloo.daemon.errors import SvglooError
-
         if self.analysis is None or self.session is None:
             self.show_error("nothing is loaded yet")
             return False
@@ -660,31 +658,27 @@ class ViewerWindow(QMainWindow):
             self.show_error(f"{self.path}: the analysis is being updated; try again when the "
                             "re-score finishes")
             return False
-        try:
-            data = self.session.remove_unit(self.analysis.run, unit)
-        except SvglooError as exc:
-            self.show_error(str(exc))
-            return False
-        except OSError as exc:
-            self.show_error(f"{self.path}: cannot write: {exc}")
-            return False
-        self._after_write(data, f"removed unit {unit}")
-        return True
+        return self._write(lambda: self.session.remove_unit(self.analysis.run, unit),
+                           f"removed unit {unit}")
 
     def undo(self) -> bool:
-        from svgloo.daemon.errors import SvglooError
-
         if self.session is None or not self.session.can_undo():
             return False
+        return self._write(self.session.undo, "undone")
+
+    def _write(self, action, what: str) -> bool:
+        """Run a file edit; refusals and write errors become the error banner."""
+        from svgloo.daemon.errors import SvglooError
+
         try:
-            data = self.session.undo()
+            data = action()
         except SvglooError as exc:
             self.show_error(str(exc))
             return False
         except OSError as exc:
             self.show_error(f"{self.path}: cannot write: {exc}")
             return False
-        self._after_write(data, "undone")
+        self._after_write(data, what)
         return True
 
     def _after_write(self, data: bytes, what: str) -> None:
