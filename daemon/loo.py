@@ -54,21 +54,25 @@ class Patch:
             image[y0:y1, x0:x1] = self.pixels
         return image
 
+    def _change(self, full: np.ndarray) -> np.ndarray:
+        """Per-pixel max-channel |full - without| inside the box, as integers 0-255."""
+        y0, y1, x0, x1 = self.box
+        diff = np.abs(full[y0:y1, x0:x1].astype(np.int16) - self.pixels.astype(np.int16))
+        return diff.max(axis=2)
+
     def footprint(self, full: np.ndarray) -> np.ndarray:
         """Per-pixel max-channel |full - without| / 255 as float32 (H, W)."""
         fp = np.zeros(full.shape[:2], np.float32)
         if self.box is not None:
             y0, y1, x0, x1 = self.box
-            diff = np.abs(full[y0:y1, x0:x1].astype(np.int16) - self.pixels.astype(np.int16))
-            fp[y0:y1, x0:x1] = diff.max(axis=2) / 255.0
+            fp[y0:y1, x0:x1] = self._change(full) / 255.0
         return fp
 
     def footprint_pixels(self, full: np.ndarray) -> int:
+        """Pixels that change by more than CHANGED_THRESHOLD/255 without the unit."""
         if self.box is None:
             return 0
-        y0, y1, x0, x1 = self.box
-        diff = np.abs(full[y0:y1, x0:x1].astype(np.int16) - self.pixels.astype(np.int16))
-        return int((diff.max(axis=2) > CHANGED_THRESHOLD).sum())
+        return int((self._change(full) > CHANGED_THRESHOLD).sum())
 
 
 @dataclass
@@ -124,8 +128,6 @@ def job_render_without(texts: list[str], size: int, limits: Limits, name: str,
         out.append((box, None if box is None else rgb[box[0]:box[1], box[2]:box[3]].copy()))
     return out
 
-
-# --- text builders --------------------------------------------------------------------
 
 # --- the two methods ------------------------------------------------------------------
 
