@@ -220,6 +220,7 @@ def render_layer(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAUL
 
 def over_white(rgba: np.ndarray) -> np.ndarray:
     """Composite premultiplied RGBA (uint8) over white -> RGB uint8."""
-    rgb = rgba[..., :3].astype(np.int32)
-    a = rgba[..., 3:4].astype(np.int32)
-    return (rgb + (255 - a)).clip(0, 255).astype(np.uint8)
+    # Premultiplied colour never exceeds alpha, so c + (255 - a) stays within 0-255;
+    # the minimum only guards against malformed input.
+    rgb = rgba[..., :3]
+    return np.minimum(rgb, rgba[..., 3:4]) + (255 - rgba[..., 3:4])
