@@ -6,6 +6,7 @@ daemon keeps one warm engine per backbone.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from dataclasses import dataclass
 
@@ -32,6 +33,9 @@ def choose_backbone(name: str = "auto", weights: str | None = None) -> BackboneC
     """Resolve ``auto``: clip when its weights are present locally, else pixel."""
     if name != "auto":
         return BackboneChoice(name, "requested")
+    if importlib.util.find_spec("open_clip") is None:
+        return BackboneChoice("pixel", "auto: CLIP needs the [clip] extra (torch, "
+                                       "open_clip); using the embedded pixel backbone")
     try:
         clip_cls = load_plugin(GROUP, "clip")
         if clip_cls.weights_available(weights):
