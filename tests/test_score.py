@@ -155,3 +155,16 @@ def test_every_corpus_file_scores(corpus_dir, render_pool):
         result = score_file(str(path), pool=render_pool).result
         assert result["units"] and all(u["verdict"] in ("helpful", "neutral")
                                        for u in result["units"])
+
+
+def test_auto_backbone_says_why_it_falls_back_to_pixel(monkeypatch):
+    import importlib.util
+
+    from svgloo.daemon.backbones import choose_backbone
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "open_clip" else real(name, *a))
+    choice = choose_backbone("auto")
+    assert choice.name == "pixel" and "[clip] extra" in choice.reason
+    assert choose_backbone("clip").name == "clip"
