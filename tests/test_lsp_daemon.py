@@ -1,0 +1,62 @@
+"""`svgloo lsp` with its default `useDaemon: true`: the server starts a daemon on demand
+(on a private socket here) and its diagnostics come from the daemon."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from svgloo.daemon.client import DaemonClient
+from test_lsp import STRAY, diagnostics, encoding_of, open_doc, span_range, stray_fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180),
+              pytest.mark.asyncio(loop_scope="module")]
+
+RUN_DIR = tempfile.mkdtemp(prefix="svgloo-lsp-daemon-")
+SOCKET = os.path.join(RUN_DIR, "daemon.sock")
+ENV = {**os.environ, "SVGLOO_SOCKET": SOCKET, "SVGLOO_CACHE_DIR": os.path.join(RUN_DIR, "cache")}
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
+    server_command=[sys.executable, "-m", "svgloo", "lsp"], server_env=ENV))
+async def client(lsp_client: LanguageClient):
+    lsp_client.set_configuration({"useDaemon": True, "renderSize": 192}, section="svgloo")
+    lsp_client.published = []
+    original = lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def record(params: types.PublishDiagnosticsParams):
+        lsp_client.published.append(params)
+        return original(params)
+
+    lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    # VS Code's capabilities include code lens refresh, which the server then asks for.
+    lsp_client.protocol.fm.features[types.WORKSPACE_CODE_LENS_REFRESH] = lambda params: None
+    try:
+        lsp_client.init_result = await lsp_client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"useDaemon": True, "renderSize": 192}))
+        yield
+        await lsp_client.shutdown_session()
+    finally:  # the daemon the server started outlives it: stop it and clean up
+        subprocess.run([sys.executable, "-m", "svgloo", "daemon", "stop", "--socket", SOCKET],
+                       env=ENV, timeout=60, capture_output=True)
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+async def test_harmful_element_is_reported_through_the_daemon(client, tmp_path):
+    path, dirty, _clean, at = stray_fixture(tmp_path)
+    uri = open_doc(client, path, dirty)
+    diags = await diagnostics(client, uri, 1)
+    warnings = [d for d in diags if d.severity == types.DiagnosticSeverity.Warning]
+    assert len(warnings) == 1, diags
+    assert warnings[0].range == span_range(dirty, at, at + len(STRAY), encoding_of(client))
+    status = DaemonClient(socket_path=SOCKET, autostart=False).status()
+    assert status["jobs"]["completed"] >= 1  # the daemon, not the in-process engine, scored
