@@ -113,11 +113,11 @@ def run_artifacts(args) -> int:
 
 
 def plot_artifacts(summary: dict, folder: str) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from .plots import pyplot
+
+    plt = pyplot()
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -188,10 +188,9 @@ def run_edit_bench(args) -> int:
 
 
 def plot_edits(summary: dict, folder: str) -> list[str]:
-    import matplotlib
+    from .plots import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)

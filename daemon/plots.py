@@ -10,7 +10,8 @@ import numpy as np
 VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#777777"}
 
 
-def _matplotlib():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -50,7 +51,7 @@ def write_footprints(run, out_dir: str | Path) -> list[Path]:
 
 
 def contact_sheet(run, path: str | Path, max_units: int = 120) -> None:
-    plt = _matplotlib()
+    plt = pyplot()
     rows_data = run.result["units"][:max_units]
     n = len(rows_data) + 1
     cols = min(8, n)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .plots import _matplotlib, heatmap_rgb
+from .plots import heatmap_rgb, pyplot
 
 
 def _unit_label(row: dict) -> str:
@@ -25,7 +25,7 @@ def _short(name: str, n: int = 28) -> str:
 
 
 def attribution_plot(run, path: Path, max_units: int = 80) -> None:
-    plt = _matplotlib()
+    plt = pyplot()
     result = run.result
     A = np.asarray(run.attribution)[:max_units]
     rows = result["units"][:max_units]
@@ -58,7 +58,7 @@ def _grid(n: int, max_cols: int = 4):
 
 
 def heatmaps_plot(run, path: Path) -> None:
-    plt = _matplotlib()
+    plt = pyplot()
     concepts = run.result["concepts"]
     cols, rows = _grid(len(concepts) + 1)
     fig, axes = plt.subplots(rows, cols, figsize=(cols * 2.4, rows * 2.6), squeeze=False)
@@ -78,7 +78,7 @@ def heatmaps_plot(run, path: Path) -> None:
 
 def concept_footprints_plot(run, path: Path) -> None:
     """Per concept: the summed footprints of its units over the dimmed render."""
-    plt = _matplotlib()
+    plt = pyplot()
     concepts = run.result["concepts"]
     cols, rows = _grid(len(concepts))
     fig, axes = plt.subplots(rows, cols, figsize=(cols * 2.4, rows * 2.6), squeeze=False)
