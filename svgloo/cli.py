@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = [
     "svgloo.daemon.cli_bench",
     "svgloo.daemon.cli_batch",
     "svgloo.daemon.cli_daemon",
+    "svgloo.cli_eval",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
 ]
