@@ -60,6 +60,7 @@ class SvgEditBenchSuite:
     upstream = "mti-lab/SVGEditBench@5744bd4 (data; metric from the paper, no code released)"
     description = "SVGEditBench V1: six SVG editing tasks, MSE at 72 px and compression ratio"
     tasks = tuple(FOLDERS)
+    loo_backbone = "svgeditbench-mse"
 
     def __init__(self, size: int = 72):
         self.protocol = PROTOCOL if size == 72 else RenderProtocol(
