@@ -50,6 +50,10 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
     ctx = EvalContext(pool=pool, weights=dict(options.weights),
                       options={"no_edit": options.no_edit}, limits=DEFAULT_LIMITS)
     warnings = []
+    used = getattr(suite, "weights_used", lambda t: set())(task)
+    for name in sorted(set(options.weights) - used):
+        warnings.append(f"--weights {name}=... is not used by {suite.name} {task}; "
+                        "its metric stays skipped")
     known = {s.id for s in samples}
     unknown = sorted(set(preds) - known)
     if unknown and options.limit is None:
@@ -101,6 +105,7 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
         "samples": rows,
         "summary": summary,
         "skipped_metrics": suite.skipped_metrics(task, ctx),
+        "models": {name: path for name, path in options.weights.items() if name in used},
         "warnings": warnings,
         "timings": {"total_s": round(total, 3),
                     "per_sample_s": round(total / len(rows), 4) if rows else None,

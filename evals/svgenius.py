@@ -15,6 +15,8 @@ Read from the original code (spec eval-suites.md §2.4; file:line below are upst
 - styleedit (``editing/style_editing/set_metric.py``): edit distances ori->gen, ori->gt,
   their difference; rMSE = sqrt(1 - min(MSE(gen,gt)/MSE(ori,gt), 1)) when MSE(ori,gt) > 0;
   "MSE better" when MSE(gen,gt) <= MSE(ori,gt);
+- t2s (``generation/text2svg/set_metrics.py``): CLIPScore and rCLIP with the user's CLIP
+  ViT-L/14 weights only (``--weights clip=PATH``); aesthetic, HPSv2, FID and PSS skipped;
 - i2s (``generation/image2svg/set_metric.py``, which cannot run as shipped): SSIM
   (skimage, window 11, data_range 255, per channel) and MSE of the generated render
   against the reference render; LPIPS and DINO need weights, PSS is not ported yet;
@@ -39,18 +41,30 @@ import numpy as np
 from .base import (INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample,
                    Prediction, Scored)
 from .engine import InputError, LimitError, SvglooError
+from .models import clip_score, clip_scorer
 from .metrics import change_magnitude, mean, mse, ssim_uniform, whitespace_free_ratio
 from .render import RenderProtocol, render
 
 PROTOCOL = RenderProtocol(size=224, dpi=128, background="white",
                           call="cairosvg.svg2png(bytestring, background_color='white', "
                                "output_width=224, output_height=224, dpi=128, scale=2) -> RGB")
-TASKS = ("bugfix", "codeopt", "styleedit", "i2s", "qa")
+TASKS = ("bugfix", "codeopt", "styleedit", "t2s", "i2s", "qa")
+PSS_REASON = "PSS (path-structure similarity) is not ported to svgloo yet"
 MODEL_METRICS = {
-    "i2s": {"lpips": "LPIPS (VGG) needs lpips weights: lpips.LPIPS(net='vgg')",
-            "dino": "DINO score needs DINOv2-base weights (AutoModel './dinov2-base')",
-            "pss": "PSS (path-structure similarity) is not ported to svgloo yet"},
+    "i2s": {"lpips": "LPIPS (VGG) needs lpips weights: lpips.LPIPS(net='vgg'); not supported "
+                     "by svgloo yet",
+            "dino": "DINO score needs DINOv2-base weights (AutoModel './dinov2-base'); not "
+                    "supported by svgloo yet",
+            "pss": PSS_REASON},
+    "t2s": {"clip": "CLIPScore needs OpenAI CLIP ViT-L/14 weights: --weights clip=PATH",
+            "rclip": "rCLIP needs OpenAI CLIP ViT-L/14 weights: --weights clip=PATH",
+            "aesthetic": "aesthetic score needs the SigLIP v2.5 aesthetic predictor; not "
+                         "supported by svgloo yet",
+            "hpsv2": "HPSv2 needs the HPS v2.1 checkpoint; not supported by svgloo yet",
+            "fid": "FID needs InceptionV3 weights; not supported by svgloo yet",
+            "pss": PSS_REASON},
 }
+WEIGHT_METRICS = {"clip": ("clip", "rclip")}  # --weights NAME -> metrics it enables
 _ANSWER_SVG = re.compile(r"Answer:\s*(<svg[\s\S]*?<\/svg>)")
 _ANY_SVG = re.compile(r"(<svg[\s\S]*?<\/svg>)")
 
@@ -158,6 +172,11 @@ class SvgeniusSuite:
                                   level, reference_svg=it["modified"]))
         return out
 
+    def _load_t2s(self, items, level, path):
+        return [EvalSample(f"sample_{i + 1}", "t2s", {"reference": it["answer"],
+                                                      "caption": it["question"][0]}, level,
+                           reference_svg=it["answer"]) for i, it in enumerate(items)]
+
     def _load_i2s(self, items, level, path):
         return [EvalSample(f"sample_{i + 1}", "i2s", {"reference": it["answer"]}, level,
                            reference_svg=it["answer"]) for i, it in enumerate(items)]
@@ -222,6 +241,8 @@ class SvgeniusSuite:
             metrics = {"ori_to_gen": to_gen, "ori_to_gt": to_gt, "difference": to_gen - to_gt,
                        "mse_gen_vs_gt": m_gen, "mse_ori_vs_gt": m_ori,
                        "rmse": relative_mse(m_gen, m_ori), "mse_better": m_gen <= m_ori}
+        elif sample.task == "t2s":
+            metrics = self._text_metrics(sample, gen, ctx)
         else:  # i2s
             ref, _ = self._render(inputs["reference"], f"{sample.id} (reference)", ctx)
             metrics = {"ssim": ssim_uniform(ref, gen), "mse": mse(ref, gen)}
@@ -230,6 +251,19 @@ class SvgeniusSuite:
             return Scored(status, metrics, reason + " (scored as the blank white image, as "
                                                     "the original does)", svg=svg)
         return Scored(OK, metrics, svg=svg)
+
+    def _text_metrics(self, sample: EvalSample, gen: np.ndarray, ctx: EvalContext) -> dict:
+        """CLIPScore and rCLIP (``generation/text2svg/set_metrics.py:7-22``) when the user
+        gave CLIP weights; rCLIP returns the raw CLIPScore when the reference's is <= 0,
+        as the original does."""
+        scorer = clip_scorer(ctx)
+        if scorer is None:
+            return {}
+        caption = sample.inputs["caption"]
+        ref, _ = self._render(sample.inputs["reference"], f"{sample.id} (reference)", ctx)
+        c_gen, c_ref = clip_score(scorer, gen, caption), clip_score(scorer, ref, caption)
+        rclip = 1 - max(0.0, (c_ref - c_gen) / c_ref) if c_ref > 0 else c_gen
+        return {"clip": c_gen, "clip_reference": c_ref, "rclip": rclip}
 
     def _score_qa(self, sample: EvalSample, prediction: Prediction | None) -> Scored:
         if prediction is None:
@@ -275,6 +309,10 @@ class SvgeniusSuite:
             tot_gen = sum(m["mse_gen_vs_gt"] for m in done)
             tot_ori = sum(m["mse_ori_vs_gt"] for m in done)
             out["mse_ratio"] = tot_gen / tot_ori if tot_ori > 0 else None
+        elif task == "t2s":
+            if any("clip" in m for m in done):
+                out.update(clip=mean(m.get("clip") for m in done),
+                           rclip=mean(m.get("rclip") for m in done))
         elif task == "i2s":
             out.update(ssim=mean(m["ssim"] for m in done), mse=mean(m["mse"] for m in done))
         elif task == "qa":
@@ -294,8 +332,14 @@ class SvgeniusSuite:
                 "render_failure": "blank white 224 x 224 image (data_util.rasterize_svg)"}
 
     def skipped_metrics(self, task: str, ctx: EvalContext) -> list[dict]:
+        enabled = {m for name, metrics in WEIGHT_METRICS.items() if ctx.weights.get(name)
+                   for m in metrics}
         return [{"name": name, "reason": reason}
-                for name, reason in MODEL_METRICS.get(task, {}).items()]
+                for name, reason in MODEL_METRICS.get(task, {}).items() if name not in enabled]
+
+    def weights_used(self, task: str) -> set[str]:
+        """``--weights`` names this task reads (the runner warns about the others)."""
+        return {"clip", "clip-config"} if task == "t2s" else set()
 
 
 def _white() -> np.ndarray:
