@@ -15,7 +15,8 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def print_table(result: dict, out=sys.stdout, max_rows: int = 40) -> None:
+def print_table(result: dict, out=None, max_rows: int = 40) -> None:
+    out = out or sys.stdout  # looked up per call: tests and pagers replace sys.stdout
     print(f"{result['suite']} / {result['task']}  (reproduces {result['upstream']})", file=out)
     render = result["config"].get("render")
     if render:
