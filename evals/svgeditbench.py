@@ -62,9 +62,7 @@ class SvgEditBenchSuite:
     tasks = tuple(FOLDERS)
     loo_backbone = "svgeditbench-mse"
 
-    def __init__(self, size: int = 72):
-        self.protocol = PROTOCOL if size == 72 else RenderProtocol(
-            size=size, dpi=96, background="white", call=f"as the paper's, at {size} px")
+    protocol = PROTOCOL
 
     def load(self, data: Path, task: str) -> list[EvalSample]:
         folder = Path(data) / FOLDERS[task]
@@ -131,8 +129,7 @@ class SvgEditBenchSuite:
 
     def config(self, task: str) -> dict:
         return {"render": self.protocol.to_json(),
-                "extraction": "exactly one ```svg block; none or several: excluded",
-                "protocol_is_paper": self.protocol.size == 72}
+                "extraction": "exactly one ```svg block; none or several: excluded"}
 
     def skipped_metrics(self, task: str, ctx: EvalContext) -> list[dict]:
         return []
