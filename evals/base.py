@@ -78,6 +78,14 @@ class EvalContext:
     options: dict = field(default_factory=dict)
     limits: Any = None
 
+    def too_large(self, text: str) -> str | None:
+        """A reason when a prediction's text is over the file-size limit (checked before
+        any extraction, diff or render, whose cost grows with the text), else None."""
+        cap = self.limits.max_file_bytes if self.limits is not None else 8 * 1024 * 1024
+        if len(text) > cap:
+            return f"prediction is {len(text)} characters; the limit is {cap}"
+        return None
+
 
 @runtime_checkable
 class EvalSuite(Protocol):

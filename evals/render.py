@@ -41,16 +41,25 @@ def job_render_rgb(text: str, protocol: RenderProtocol, limits: Limits, name: st
     return np.ascontiguousarray(rgba[..., :3])
 
 
+def render_with_warnings(text: str, protocol: RenderProtocol, name: str = "<prediction>",
+                         limits: Limits = DEFAULT_LIMITS,
+                         pool: RenderPool | None = None) -> tuple[np.ndarray, list[str]]:
+    """Parse with the engine's safe parser, check the limits, render at ``protocol``.
+    Returns the RGB render and the engine's warnings (external references it refused;
+    the original code would have fetched them). Raises the engine's InputError /
+    LimitError / RenderError."""
+    doc = parse_document(text, name, limits)
+    warnings = check_document(doc, limits)
+    if pool is None:
+        return job_render_rgb(doc.text, protocol, limits, name), warnings
+    [rgb] = pool.map(job_render_rgb, [(doc.text, protocol, limits, name)], name)
+    return rgb, warnings
+
+
 def render(text: str, protocol: RenderProtocol, name: str = "<prediction>",
            limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None) -> np.ndarray:
-    """Parse with the engine's safe parser, check the limits, render at ``protocol``.
-    Raises the engine's InputError / LimitError / RenderError."""
-    doc = parse_document(text, name, limits)
-    check_document(doc, limits)
-    if pool is None:
-        return job_render_rgb(doc.text, protocol, limits, name)
-    [rgb] = pool.map(job_render_rgb, [(doc.text, protocol, limits, name)], name)
-    return rgb
+    """``render_with_warnings`` without the warnings."""
+    return render_with_warnings(text, protocol, name, limits, pool)[0]
 
 
 def to_unit(rgb: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import MISSING, OK, SCHEMA, STATUSES, EvalContext, Prediction, Scored
+from .base import INVALID, OK, SCHEMA, STATUSES, EvalContext, Prediction, Scored
 from .engine import DEFAULT_LIMITS, ConfigError, RenderPool, ScoreSettings, SvglooError, \
     parse_document, score_document
 from .predictions import load_predictions
@@ -67,7 +67,10 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
         try:
             scored = suite.score(sample, preds.get(sample.id), ctx)
         except SvglooError as exc:  # a suite should not raise; keep the run going if it does
-            scored = Scored("invalid", reason=str(exc))
+            scored = Scored(INVALID, reason=str(exc))
+        except (RecursionError, MemoryError) as exc:  # a pathological prediction
+            scored = Scored(INVALID, reason=f"{sample.id}: prediction too complex to score "
+                                            f"({type(exc).__name__})")
         row = {"id": sample.id, "status": scored.status, "metrics": scored.metrics,
                "reason": scored.reason}
         if sample.level:

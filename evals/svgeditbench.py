@@ -22,7 +22,7 @@ from .base import (INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, Eval
                    Prediction, Scored)
 from .engine import InputError, LimitError, RenderError, SvglooError
 from .metrics import mean, mse
-from .render import RenderProtocol, render
+from .render import RenderProtocol, render, render_with_warnings
 
 FOLDERS = {
     "changecolor": "1_ChangeColor",
@@ -90,12 +90,14 @@ class SvgEditBenchSuite:
             svg, status, reason = sample.inputs["original"], OK, None
         elif prediction is None:
             return Scored(MISSING, reason="no prediction for this id")
+        elif prediction.svg is None and prediction.response is None:
+            return Scored(INVALID, reason="prediction file over the size limit")
+        elif ctx.too_large(prediction.svg or prediction.response):
+            return Scored(INVALID, reason=ctx.too_large(prediction.svg or prediction.response))
         elif prediction.svg is not None:
             svg, status, reason = prediction.svg.strip(), OK, None
-        elif prediction.response is not None:
-            svg, status, reason = extract_answer(prediction.response)
         else:
-            return Scored(INVALID, reason="prediction file over the size limit")
+            svg, status, reason = extract_answer(prediction.response)
         if svg is None:
             return Scored(status, reason=reason)
         kw = {"pool": ctx.pool}
@@ -106,14 +108,16 @@ class SvgEditBenchSuite:
         except SvglooError as exc:
             return Scored(RENDER_ERROR, reason=f"the answer itself does not render: {exc}")
         try:
-            out = render(svg, self.protocol, f"{sample.id} (prediction)", **kw)
+            out, warnings = render_with_warnings(svg, self.protocol,
+                                                 f"{sample.id} (prediction)", **kw)
         except (InputError, LimitError) as exc:
             return Scored(INVALID, reason=str(exc), svg=svg)
         except RenderError as exc:
             return Scored(RENDER_ERROR, reason=str(exc), svg=svg)
         original = sample.inputs["original"]
         return Scored(OK, {"mse": mse(out, gt),
-                           "compression_ratio": len(svg) / len(original)}, svg=svg)
+                           "compression_ratio": len(svg) / len(original)},
+                      "; ".join(warnings) or None, svg=svg)
 
     def aggregate(self, rows: list[dict], task: str) -> dict:
         ok = [r for r in rows if r["status"] == OK]

@@ -43,7 +43,7 @@ from .base import (INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, Eval
 from .engine import InputError, LimitError, SvglooError
 from .models import clip_score, clip_scorer
 from .metrics import change_magnitude, mean, mse, ssim_uniform, whitespace_free_ratio
-from .render import RenderProtocol, render
+from .render import RenderProtocol, render_with_warnings
 
 PROTOCOL = RenderProtocol(size=224, dpi=128, background="white",
                           call="cairosvg.svg2png(bytestring, background_color='white', "
@@ -193,25 +193,31 @@ class SvgeniusSuite:
 
     # --- scoring ----------------------------------------------------------------------
 
-    def _answer(self, prediction: Prediction | None) -> tuple[str | None, Scored | None]:
+    def _answer(self, prediction: Prediction | None,
+                ctx: EvalContext) -> tuple[str | None, Scored | None]:
         if prediction is None:
             return None, Scored(MISSING, reason="no prediction for this id")
+        if prediction.svg is None and prediction.response is None:
+            return None, Scored(INVALID, reason="prediction file over the size limit")
+        too_large = ctx.too_large(prediction.svg or prediction.response)
+        if too_large:
+            return None, Scored(INVALID, reason=too_large)
         if prediction.svg is not None:
             return prediction.svg, None
-        if prediction.response is None:
-            return None, Scored(INVALID, reason="prediction file over the size limit")
         svg = extract_svg(prediction.response)
         if svg is None:
             return None, Scored(NO_SVG, reason="no <svg>...</svg> in the response")
         return svg, None
 
     def _render(self, svg: str, name: str, ctx: EvalContext) -> tuple[np.ndarray, str | None]:
-        """The render the original uses; a failure gives its blank white image + a reason."""
+        """The render the original uses; a failure gives its blank white image + a reason
+        ("status: why"); refused external references give "ok: ..."."""
         kw = {"pool": ctx.pool}
         if ctx.limits is not None:
             kw["limits"] = ctx.limits
         try:
-            return render(svg, PROTOCOL, name, **kw), None
+            rgb, warnings = render_with_warnings(svg, PROTOCOL, name, **kw)
+            return rgb, (f"{OK}: " + "; ".join(warnings)) if warnings else None
         except (InputError, LimitError) as exc:
             return _white(), f"{INVALID}: {exc}"
         except SvglooError as exc:
@@ -220,8 +226,8 @@ class SvgeniusSuite:
     def score(self, sample: EvalSample, prediction: Prediction | None,
               ctx: EvalContext) -> Scored:
         if sample.task == "qa":
-            return self._score_qa(sample, prediction)
-        svg, failed = self._answer(prediction)
+            return self._score_qa(sample, prediction, ctx)
+        svg, failed = self._answer(prediction, ctx)
         if failed:
             return failed
         inputs = sample.inputs
@@ -248,8 +254,9 @@ class SvgeniusSuite:
             metrics = {"ssim": ssim_uniform(ref, gen), "mse": mse(ref, gen)}
         if problem:
             status, _, reason = problem.partition(": ")
-            return Scored(status, metrics, reason + " (scored as the blank white image, as "
-                                                    "the original does)", svg=svg)
+            if status != OK:
+                reason += " (scored as the blank white image, as the original does)"
+            return Scored(status, metrics, reason, svg=svg)
         return Scored(OK, metrics, svg=svg)
 
     def _text_metrics(self, sample: EvalSample, gen: np.ndarray, ctx: EvalContext) -> dict:
@@ -265,9 +272,12 @@ class SvgeniusSuite:
         rclip = 1 - max(0.0, (c_ref - c_gen) / c_ref) if c_ref > 0 else c_gen
         return {"clip": c_gen, "clip_reference": c_ref, "rclip": rclip}
 
-    def _score_qa(self, sample: EvalSample, prediction: Prediction | None) -> Scored:
+    def _score_qa(self, sample: EvalSample, prediction: Prediction | None,
+                  ctx: EvalContext) -> Scored:
         if prediction is None:
             return Scored(MISSING, reason="no response for this question")
+        if ctx.too_large(prediction.response or ""):
+            return Scored(INVALID, reason=ctx.too_large(prediction.response))
         choice = extract_choice(prediction.response)
         correct = bool(choice) and choice == sample.inputs["answer"]
         return Scored(OK, {"model_answer": choice, "correct_answer": sample.inputs["answer"],

@@ -73,3 +73,13 @@ def test_limit_and_plot(tmp_path):
 
     png = write_histograms(result, str(tmp_path / "h.png"))
     assert (tmp_path / "h.png").read_bytes().startswith(b"\x89PNG") and png
+
+
+def test_oversized_predictions_are_refused_before_any_work(tmp_path):
+    huge = "Answer: <svg>" + "x" * (9 * 1024 * 1024) + "</svg>"
+    pred = write_jsonl(tmp_path / "p.jsonl", [{"id": "sample_1", "response": huge}])
+    result = run_eval(load_suite("svgenius"), "bugfix",
+                      FIXTURES / "svgenius" / "easy_bugfix.json", pred,
+                      RunOptions(limit=1, progress=False))
+    row = result["samples"][0]
+    assert row["status"] == "invalid" and "the limit is" in row["reason"]

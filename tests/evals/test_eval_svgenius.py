@@ -106,6 +106,7 @@ def test_hostile_and_missing_predictions(tmp_path):
     assert rows["sample_1"]["metrics"]["mse"] > 0  # scored as the blank image
     assert rows["sample_2"]["status"] == NO_SVG
     assert rows["sample_3"]["status"] == OK  # the reference is refused, never fetched
+    assert "external reference refused" in rows["sample_3"]["reason"]
     assert rows["sample_4"]["status"] == MISSING
 
 
