@@ -287,9 +287,9 @@ class SvgeniusSuite:
     # --- summaries (the originals' evaluation.py) ---------------------------------------
 
     def aggregate(self, rows: list[dict], task: str) -> dict:
-        # Rows with metrics are what the original evaluates: render failures included
-        # (blank image), missing / unextractable answers excluded.
-        done = [r["metrics"] for r in rows if r["metrics"]]
+        # What the original evaluates: every sample with an answer, render failures
+        # included (blank image); missing, unextractable and oversized answers excluded.
+        done = [r["metrics"] for r in rows if r["metrics"] or r["status"] == OK]
         out: dict = {"samples_evaluated": len(done), "total_samples": len(rows),
                      "success_rate": len(done) / len(rows) if rows else 0}
         if task == "bugfix":
@@ -320,7 +320,7 @@ class SvgeniusSuite:
             tot_ori = sum(m["mse_ori_vs_gt"] for m in done)
             out["mse_ratio"] = tot_gen / tot_ori if tot_ori > 0 else None
         elif task == "t2s":
-            if any("clip" in m for m in done):
+            if any("clip" in m for m in done):  # only with --weights clip=PATH
                 out.update(clip=mean(m.get("clip") for m in done),
                            rclip=mean(m.get("rclip") for m in done))
         elif task == "i2s":

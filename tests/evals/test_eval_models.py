@@ -29,6 +29,7 @@ def test_without_weights_every_model_metric_is_skipped_with_a_reason():
     assert "--weights clip=PATH" in skipped["clip"]
     assert all(r["status"] == "ok" and r["metrics"] == {} for r in result["samples"])
     assert result["models"] == {}
+    assert result["summary"]["samples_evaluated"] == 3 and "clip" not in result["summary"]
 
 
 def test_unused_weights_are_reported_not_ignored():
