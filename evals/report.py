@@ -35,10 +35,11 @@ def print_table(result: dict, out=None, max_rows: int = 40) -> None:
         if r.get("reason"):
             line += f"  {r['reason'][:70]}"
         if r.get("loo") and "units" in r["loo"]:
-            worst = sorted(r["loo"]["units"], key=lambda u: u["delta"])[:1]
-            if worst:
-                w = worst[0]
-                line += f"  worst element: <{w['tag']}> line {w['line']} ({w['delta']:+.5f})"
+            harmful = [u for u in r["loo"]["units"] if u["delta"] < 0]
+            if harmful:
+                w = min(harmful, key=lambda u: u["delta"])
+                line += (f"  most harmful: unit {w['index']} <{w['tag']}> line {w['line']} "
+                         f"({w['delta']:+.5f}; {len(harmful)} harmful)")
         print(line, file=out)
     if len(rows) > max_rows:
         print(f"  ... {len(rows) - max_rows} more rows (--json or --out for all)", file=out)
