@@ -19,7 +19,10 @@ Read from the original code (spec eval-suites.md §2.4; file:line below are upst
   ViT-L/14 weights only (``--weights clip=PATH``); aesthetic, HPSv2, FID and PSS skipped;
 - i2s (``generation/image2svg/set_metric.py``, which cannot run as shipped): SSIM
   (skimage, window 11, data_range 255, per channel) and MSE of the generated render
-  against the reference render; LPIPS and DINO need weights, PSS is not ported yet;
+  against the reference render; LPIPS and DINO need weights;
+- t2s and i2s: PSS and its dimensions (``pss.py``), when svgelements and svgpathtools
+  are installed (the ``eval`` extra); an invalid pair scores 0, as the original's
+  text2svg summary counts it;
 - qa (``understanding/evaluation_fix.py:58-103``): the letter extraction rules; accuracy =
   correct / total, an unextractable answer counting as wrong.
 
@@ -49,7 +52,7 @@ PROTOCOL = RenderProtocol(size=224, dpi=128, background="white",
                           call="cairosvg.svg2png(bytestring, background_color='white', "
                                "output_width=224, output_height=224, dpi=128, scale=2) -> RGB")
 TASKS = ("bugfix", "codeopt", "styleedit", "t2s", "i2s", "qa")
-PSS_REASON = "PSS (path-structure similarity) is not ported to svgloo yet"
+PSS_REASON = ("PSS needs svgelements and svgpathtools (pip install 'svgloo[eval]')")
 MODEL_METRICS = {
     "i2s": {"lpips": "LPIPS (VGG) needs lpips weights: lpips.LPIPS(net='vgg'); not supported "
                      "by svgloo yet",
@@ -249,15 +252,32 @@ class SvgeniusSuite:
                        "rmse": relative_mse(m_gen, m_ori), "mse_better": m_gen <= m_ori}
         elif sample.task == "t2s":
             metrics = self._text_metrics(sample, gen, ctx)
+            metrics.update(self._pss_metrics(inputs["reference"], svg, ctx))
         else:  # i2s
             ref, _ = self._render(inputs["reference"], f"{sample.id} (reference)", ctx)
             metrics = {"ssim": ssim_uniform(ref, gen), "mse": mse(ref, gen)}
+            metrics.update(self._pss_metrics(inputs["reference"], svg, ctx))
         if problem:
             status, _, reason = problem.partition(": ")
             if status != OK:
                 reason += " (scored as the blank white image, as the original does)"
             return Scored(status, metrics, reason, svg=svg)
         return Scored(OK, metrics, svg=svg)
+
+    def _pss_metrics(self, reference: str, generated: str, ctx: EvalContext) -> dict:
+        if not pss_available():
+            return {}
+        from .engine import DEFAULT_LIMITS
+        from .pss import pss
+
+        result = pss(reference, generated, ctx.limits or DEFAULT_LIMITS, ctx.pool)
+        out = {"pss": result["pss"], "pss_valid": result["valid"]}
+        if result["valid"]:
+            out.update({f"pss_{k}": result[k] for k in ("global_iou", "path_count", "shape",
+                                                        "color", "position", "order")})
+        else:
+            out["pss_invalid_reason"] = result["reason"]
+        return out
 
     def _text_metrics(self, sample: EvalSample, gen: np.ndarray, ctx: EvalContext) -> dict:
         """CLIPScore and rCLIP (``generation/text2svg/set_metrics.py:7-22``) when the user
@@ -325,6 +345,9 @@ class SvgeniusSuite:
                            rclip=mean(m.get("rclip") for m in done))
         elif task == "i2s":
             out.update(ssim=mean(m["ssim"] for m in done), mse=mean(m["mse"] for m in done))
+        if task in ("t2s", "i2s") and any("pss" in m for m in done):
+            out["pss"] = mean(m.get("pss") for m in done)
+            out["pss_valid_share"] = sum(bool(m.get("pss_valid")) for m in done) / len(done)
         elif task == "qa":
             answered = [r["metrics"] for r in rows if r["status"] == OK]
             correct = sum(m["is_correct"] for m in answered)
@@ -344,12 +367,20 @@ class SvgeniusSuite:
     def skipped_metrics(self, task: str, ctx: EvalContext) -> list[dict]:
         enabled = {m for name, metrics in WEIGHT_METRICS.items() if ctx.weights.get(name)
                    for m in metrics}
+        if pss_available():
+            enabled.add("pss")
         return [{"name": name, "reason": reason}
                 for name, reason in MODEL_METRICS.get(task, {}).items() if name not in enabled]
 
     def weights_used(self, task: str) -> set[str]:
         """``--weights`` names this task reads (the runner warns about the others)."""
         return {"clip", "clip-config"} if task == "t2s" else set()
+
+
+def pss_available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("svgelements", "svgpathtools"))
 
 
 def _white() -> np.ndarray:
