@@ -6,7 +6,8 @@ scorer, so ``svgloo score answer.svg --backbone svgeditbench-mse --reference tar
 S = 1 - MSE with pixels in [0, 1], averaged over pixels and the R, G, B channels, on the
 engine's white-composited renders (equal to CairoSVG's white background; see
 tests/evals/test_eval_render.py). Give ``--size`` the suite's size: 72 for SVGEditBench,
-224 for SVGenius.
+224 for SVGenius. ``svgenius-pss-iou`` is PSS's global-IoU dimension on renders (see its
+docstring for how it differs from PSS).
 """
 
 from __future__ import annotations
@@ -62,3 +63,57 @@ class SvgeniusMseBackbone(_MseBackbone):
     name = "svgenius-mse"
     description = "1 - MSE, SVGenius's image metric (use --size 224 for its protocol)"
     size = 224
+
+
+class SvgeniusPssIouBackbone:
+    """PSS's global-IoU dimension on renders: S = |A ∩ B| / |A ∪ B| of the drawn pixels
+    of the image and of the reference.
+
+    A backbone sees renders composited on white, so "drawn" means "not pure white", where
+    PSS uses alpha > 0 of transparent renders: white-filled shapes do not count here, and
+    PSS's centring and scaling of the generated SVG onto the reference are not applied.
+    It answers "which elements cover pixels the reference leaves empty, or leave empty
+    what it covers"; use --size 512 for PSS's resolution.
+    """
+
+    name = "svgenius-pss-iou"
+    description = "IoU of drawn (non-white) pixels, PSS's global-IoU dimension on renders"
+    takes_text = False
+
+    def __init__(self, device: str | None = None, weights: str | None = None):
+        self.device = "cpu"
+
+    def prepare(self, reference):
+        if reference.image is None:
+            raise ValueError("the svgenius-pss-iou backbone needs a reference image or SVG")
+        return _drawn(reference.image)
+
+    def similarity(self, images: np.ndarray, prepared: np.ndarray) -> np.ndarray:
+        return np.array([_iou(_drawn(image), prepared) for image in images], np.float64)
+
+    def similarity_patched(self, full: np.ndarray, patches, prepared: np.ndarray) -> np.ndarray:
+        """Only the box changes, so intersection and union change only there."""
+        drawn = _drawn(full)
+        inter = int(np.logical_and(drawn, prepared).sum())
+        union = int(np.logical_or(drawn, prepared).sum())
+        out = np.empty(len(patches), np.float64)
+        for i, patch in enumerate(patches):
+            if patch.box is None:
+                out[i] = inter / union if union else 0.0
+                continue
+            y0, y1, x0, x1 = patch.box
+            old, ref = drawn[y0:y1, x0:x1], prepared[y0:y1, x0:x1]
+            new = _drawn(patch.pixels)
+            n_inter = inter - int((old & ref).sum()) + int((new & ref).sum())
+            n_union = union - int((old | ref).sum()) + int((new | ref).sum())
+            out[i] = n_inter / n_union if n_union else 0.0
+        return out
+
+
+def _drawn(rgb: np.ndarray) -> np.ndarray:
+    return (rgb != 255).any(axis=2)
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    union = int(np.logical_or(a, b).sum())
+    return int(np.logical_and(a, b).sum()) / union if union else 0.0
