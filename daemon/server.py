@@ -364,20 +364,20 @@ class Daemon:
             if socket_answers(path):
                 raise SystemExit(f"svgloo daemon: another daemon is already serving {path}")
             path.unlink()  # stale socket from a daemon that died
-        self.unix = UnixHTTPServer(str(path), self._handler(False))
-        self._servers.append(self.unix)
+        from .files import atomic_write_text
+
+        # The token and port files exist before the socket does: a client that finds the
+        # socket can rely on them.
         if self.tcp_port is not None:
             self.tcp = TCPHTTPServer(("127.0.0.1", self.tcp_port), self._handler(True))
             self.tcp_port = self.tcp.server_address[1]
             self.token = secrets.token_urlsafe(32)
-            from .files import atomic_write_text
-
             atomic_write_text(token_path(path), self.token + "\n", mode=0o600)
             atomic_write_text(tcp_info_path(path), f"{self.tcp_port}\n", mode=0o600)
             self._servers.append(self.tcp)
-        from .files import atomic_write_text
-
         atomic_write_text(pid_path(path), f"{os.getpid()}\n", mode=0o600)
+        self.unix = UnixHTTPServer(str(path), self._handler(False))
+        self._servers.append(self.unix)
 
     def status(self) -> dict:
         st = self.engine.status()

@@ -4,13 +4,22 @@ A hostile document can make CairoSVG run for a long time or allocate gigabytes; 
 cost one error for that file, never the calling process (the daemon, the editor's language
 server). Workers are long-lived (imports are paid once); a worker that times out or dies
 is killed with its pool, and a fresh pool is started on the next call.
+
+Workers die with the process that owns the pool, however it ends (exit, SIGTERM, kill -9):
+a worker's parent is multiprocessing's fork server, so on Linux each worker asks the kernel
+for SIGKILL when that parent goes (the fork server itself exits when the owner's pipe closes),
+and on every platform a watcher thread exits the worker once the owner's pid is gone.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -19,7 +28,49 @@ from .errors import LimitError, RenderError
 from .limits import DEFAULT_LIMITS, Limits
 
 
-def _limit_worker(memory_mb: int) -> None:
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent exits (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc prctl: the owner watch below still applies
+        pass
+
+
+def _owner_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else (pid reused): treat as gone
+        return False
+    return True
+
+
+def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> None:
+    """Exit this worker as soon as the pool's owner or this worker's parent is gone."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid or not _owner_alive(owner_pid):
+                os._exit(1)
+            time.sleep(interval_s)
+
+    threading.Thread(target=watch, name="svgloo-owner-watch", daemon=True).start()
+
+
+def _limit_worker(memory_mb: int, owner_pid: int) -> None:
+    parent_pid = os.getppid()
+    _die_with_parent()
+    # The parent may have gone between fork and prctl: check once after asking.
+    if os.getppid() != parent_pid or not _owner_alive(owner_pid):
+        os._exit(1)
+    _watch_owner(owner_pid, parent_pid)
     try:
         import resource
 
@@ -53,6 +104,16 @@ def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
     return fn(*args)
 
 
+_live_pools: weakref.WeakSet = weakref.WeakSet()
+
+
+def close_all_pools() -> None:
+    """Kill every pool's workers now (on SIGTERM/SIGHUP, before the interpreter exits and
+    concurrent.futures would wait for queued jobs to finish)."""
+    for pool in list(_live_pools):
+        pool.close()
+
+
 class RenderPool:
     """A small process pool for render jobs. Thread-safe; one instance per process is
     enough (see ``shared_pool``)."""
@@ -62,6 +123,7 @@ class RenderPool:
         self.limits = limits
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        _live_pools.add(self)
 
     def _get(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -70,7 +132,7 @@ class RenderPool:
                     else "spawn"
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=multiprocessing.get_context(method),
-                    initializer=_limit_worker, initargs=(self.limits.render_memory_mb,))
+                    initializer=_limit_worker, initargs=(self.limits.render_memory_mb, os.getpid()))
             return self._executor
 
     def _kill(self) -> None:
@@ -151,4 +213,4 @@ def chunked(items: Iterable, size: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), max(1, size))]
 
 
-__all__ = ["RenderPool", "shared_pool", "chunked", "RenderError"]
+__all__ = ["RenderPool", "shared_pool", "close_all_pools", "chunked", "RenderError"]

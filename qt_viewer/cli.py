@@ -13,7 +13,8 @@ def register(sub) -> None:
                                    "unit's footprint, a sortable table of deltas, the source "
                                    "snippet, concepts, and a 'remove unit' action with undo. "
                                    "Re-scores when the file changes on disk. Needs PyQt6 "
-                                   "(pip install 'svgloo[viewer]').")
+                                   "(pip install PyQt6, or pip install \".[viewer]\" in an "
+                                   "svgloo checkout).")
     p.add_argument("file", nargs="?", help="SVG file to open (or use File > Open)")
     ref = p.add_mutually_exclusive_group()
     ref.add_argument("--reference", help="reference image (PNG/JPEG) or SVG")
@@ -37,7 +38,8 @@ def run(args) -> int:
     except ImportError as exc:
         raise ConfigError(args.file or "svgloo view",
                           f"the viewer needs PyQt6 ({exc}); install it with "
-                          "pip install 'svgloo[viewer]'") from None
+                          "pip install PyQt6 (or pip install \".[viewer]\" in an svgloo "
+                          "checkout)") from None
     from .window import ViewerWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -47,7 +49,23 @@ def run(args) -> int:
     win = ViewerWindow(args.file, reference=args.reference, prompt=args.prompt,
                        backbone=args.backbone, base_settings=settings, concepts=args.concepts)
     win.show()
+    _quit_on_termination(app)
     try:
         return int(app.exec())
     finally:
         win.shutdown()
+
+
+def _quit_on_termination(app) -> None:
+    """SIGTERM / SIGHUP close the window like File > Quit. Qt's event loop runs in C++, so a
+    timer hands control back to Python often enough for the handler to run."""
+    import signal
+
+    from PyQt6.QtCore import QTimer
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), lambda *_: app.quit())
+    timer = QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(200)

@@ -118,7 +118,10 @@ def test_render_timeout_kills_the_worker_and_the_pool_recovers():
         with pytest.raises(LimitError, match="longer than"):
             pool.map(_slow_render, [(30,)], "slow.svg")
         svg = f'<svg {NS} viewBox="0 0 1 1"><rect width="1" height="1"/></svg>'
-        [(rgb, _)] = pool.map(job_render_full, [(svg, 8, Limits(), "ok.svg")], "ok.svg")
+        # The replacement pool's first job includes starting a worker: give it a limit
+        # that holds on a loaded machine (the 1 s limit above is the thing under test).
+        [(rgb, _)] = pool.map(job_render_full, [(svg, 8, Limits(), "ok.svg")], "ok.svg",
+                              timeout_s=120)
         assert (rgb == 0).all()
     finally:
         pool.close()
