@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.daemon.errors import ConfigError
+from svgloo.engine.errors import ConfigError
 
 
 def require(module: str, extra: str) -> Any:

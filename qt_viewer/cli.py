@@ -6,7 +6,7 @@ import sys
 
 
 def register(sub) -> None:
-    from svgloo.daemon.cli_score import add_scoring_arguments
+    from svgloo.cli_score import add_scoring_arguments
 
     p = sub.add_parser("view", help="open the Qt viewer on an SVG file",
                        description="Review an SVG element by element: the render with each "
@@ -28,8 +28,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from svgloo.daemon.cli_score import settings_from_args
-    from svgloo.daemon.errors import ConfigError, InputError
+    from svgloo.cli_score import settings_from_args
+    from svgloo.engine.errors import ConfigError, InputError
 
     if args.file and not Path(args.file).is_file():
         raise InputError(args.file, "no such file")

@@ -15,11 +15,11 @@ import sys
 from svgloo import __version__
 
 SUBCOMMAND_MODULES = [
-    "svgloo.daemon.cli_score",
-    "svgloo.daemon.cli_structure",
-    "svgloo.daemon.cli_bench",
-    "svgloo.daemon.cli_batch",
-    "svgloo.daemon.cli_daemon",
+    "svgloo.cli_score",
+    "svgloo.cli_structure",
+    "svgloo.cli_bench",
+    "svgloo.cli_batch",
+    "svgloo.cli_daemon",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
 ]
@@ -48,7 +48,7 @@ def _exit_on_termination() -> None:
     so render pools are shut down rather than left for the workers' own parent watch."""
 
     def on_signal(signum, _frame):
-        from svgloo.daemon.workers import close_all_pools
+        from svgloo.engine.workers import close_all_pools
 
         close_all_pools()
         raise SystemExit(128 + signum)
@@ -60,7 +60,7 @@ def _exit_on_termination() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from svgloo.daemon.errors import SvglooError
+    from svgloo.engine.errors import SvglooError
 
     _exit_on_termination()
     parser = build_parser()

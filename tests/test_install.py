@@ -13,13 +13,14 @@ import pytest
 
 from conftest import REPO
 
-CHECK = ("import svgloo, svgloo.daemon.score, svgloo.plugins.pixel_backbone, svgloo.lsp, "
+CHECK = ("import svgloo, svgloo.engine.score, svgloo.structure.analysis, svgloo.validation.artifacts, "
+         "svgloo.daemon.server, svgloo.plugins.pixel_backbone, svgloo.lsp, "
          "svgloo.qt_viewer, svgloo.cli, sys; "
          "import importlib.metadata as m; "
          "eps = {e.name for e in m.entry_points(group='svgloo.backbones')}; "
          "assert {'pixel', 'clip'} <= eps, eps; "
          "assert 'torch' not in sys.modules; "
-         "print(svgloo.daemon.score.__file__)")
+         "print(svgloo.engine.score.__file__)")
 
 
 def _borrow_dependencies(env_dir: Path) -> None:
@@ -52,7 +53,7 @@ def test_normal_and_editable_installs_import(tmp_path, editable):
     assert proc.returncode == 0, proc.stderr
     location = proc.stdout.strip()
     if editable:
-        assert location.startswith(str(REPO / "daemon"))
+        assert location.startswith(str(REPO / "engine"))
     else:
         assert str(env_dir) in location
     cli = subprocess.run([str(env_dir / "bin" / "svgloo"), "--help"], capture_output=True,
