@@ -1,2 +1,3 @@
-"""The svgloo engine (parsing, scoring units, rendering, leave-one-out, scores) and the
-daemon that keeps it warm. Front ends (CLI, LSP, viewer) call into this package only."""
+"""The daemon: a local server keeping models and render workers warm (``service``), its HTTP
+API (``server``, ``openapi``), the client the front ends use, the result cache and the file
+watcher. It calls the engine and the structure analysis; it computes nothing itself."""

@@ -49,9 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
-    from .client import DaemonClient, start_daemon
-    from .document import load_document
-    from .units import extract_units
+    from svgloo.daemon.client import DaemonClient, start_daemon
+    from svgloo.engine.document import load_document
+    from svgloo.engine.units import extract_units
 
     path = os.path.abspath(args.file)
     text = Path(path).read_text()

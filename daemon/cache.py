@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 
-from .files import atomic_write_text
+from svgloo.engine.files import atomic_write_text
 
 CACHE_FORMAT = 1
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from .errors import ConfigError, InputError, LimitError, RenderError, SvglooError
+from svgloo.engine.errors import ConfigError, InputError, LimitError, RenderError, SvglooError
 
 START_TIMEOUT_S = 60.0
 
@@ -100,7 +100,7 @@ def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
     """Start ``svgloo daemon start --foreground`` detached (new session) and wait until
     the socket answers. Returns the pid. A lock file keeps two clients from both starting
     one; a stale socket (nobody answering) is removed first."""
-    from .server import log_path, prepare_runtime_dir, socket_answers
+    from svgloo.daemon.server import log_path, prepare_runtime_dir, socket_answers
 
     prepare_runtime_dir(socket_path)
     fd = _lock(socket_path.with_name(socket_path.name + ".lock"))
@@ -137,7 +137,7 @@ def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
 class DaemonClient:
     def __init__(self, socket_path: str | Path | None = None, autostart: bool = True,
                  timeout: float | None = 600.0):
-        from .server import default_socket_path
+        from svgloo.daemon.server import default_socket_path
 
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
         self.autostart = autostart

@@ -1,7 +1,7 @@
 """The svgloo daemon: HTTP/JSON over a Unix domain socket (and optionally 127.0.0.1 TCP).
 
 Standard library only: ``http.server`` handlers on a threading Unix-socket server. Each
-request runs on its own thread; analyses go through the ``Engine`` (one model worker,
+request runs on its own thread; analyses go through the ``ScoringService`` (one model worker,
 a priority queue, the result cache). See docs/daemon.md for the API.
 """
 
@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .errors import SvglooError
+from svgloo.engine.errors import SvglooError
 
 log = logging.getLogger("svgloo.daemon")
 
@@ -155,7 +155,7 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "request", "bad Content-Length")
             return None
-        limit = self.daemon_ref.engine.limits.max_file_bytes * 2 + MAX_BODY_OVERHEAD
+        limit = self.daemon_ref.service.limits.max_file_bytes * 2 + MAX_BODY_OVERHEAD
         if n > limit:
             self._error(413, "limit", f"request body is {n} bytes; the limit is {limit}")
             self.close_connection = True
@@ -227,7 +227,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send_json(200, self.daemon_ref.status())
 
     def h_openapi(self):
-        from .openapi import openapi_document
+        from svgloo.daemon.openapi import openapi_document
 
         self._send_json(200, openapi_document())
 
@@ -237,9 +237,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if kind == "structure":
             try:
-                import svgloo.daemon.structure  # noqa: F401
+                import svgloo.structure.analysis  # noqa: F401
             except ModuleNotFoundError as exc:
-                if exc.name and exc.name.startswith("svgloo.daemon.structure"):
+                if exc.name and exc.name.startswith("svgloo.structure.analysis"):
                     self._error(501, "not_implemented", "structure analysis is not part of "
                                                         "this svgloo build")
                     return
@@ -256,13 +256,13 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(settings, dict):
             self._error(400, "request", "settings must be an object")
             return
-        engine = self.daemon_ref.engine
-        job = engine.submit(kind, text=text, path=path, uri=body.get("uri"),
+        service = self.daemon_ref.service
+        job = service.submit(kind, text=text, path=path, uri=body.get("uri"),
                             version=body.get("version"), settings=settings,
                             priority=body.get("priority", "interactive"))
         while not job.done.wait(0.05):
             if self._client_gone():
-                engine.cancel(job, "disconnected")
+                service.cancel(job, "disconnected")
                 self.close_connection = True
                 return
         if job.error is not None:
@@ -282,7 +282,7 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(folder, str):
             self._error(400, "request", "give the folder to watch")
             return
-        self._send_json(200, self.daemon_ref.engine.watch(folder, body.get("settings")))
+        self._send_json(200, self.daemon_ref.service.watch(folder, body.get("settings")))
 
     def h_unwatch(self):
         body = self._body()
@@ -292,13 +292,13 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(folder, str):
             self._error(400, "request", "give the folder to stop watching")
             return
-        self._send_json(200, self.daemon_ref.engine.unwatch(folder))
+        self._send_json(200, self.daemon_ref.service.unwatch(folder))
 
     def h_events(self):
         import queue as _queue
 
-        engine = self.daemon_ref.engine
-        q = engine.subscribe()
+        service = self.daemon_ref.service
+        q = service.subscribe()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -330,7 +330,7 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             return
         finally:
-            engine.unsubscribe(q)
+            service.unsubscribe(q)
 
     def h_shutdown(self):
         self._send_json(200, {"stopping": True, "pid": os.getpid()})
@@ -339,17 +339,17 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class Daemon:
-    """Owns the engine and the listening servers."""
+    """Owns the service and the listening servers."""
 
     def __init__(self, socket_path: Path | str | None = None, tcp_port: int | None = None,
                  cache_dir: Path | str | None = None):
-        from .api import Engine
-        from .cache import ResultCache
+        from svgloo.daemon.service import ScoringService
+        from svgloo.daemon.cache import ResultCache
 
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
         self.tcp_port = tcp_port
         self.token = ""
-        self.engine = Engine(ResultCache(cache_dir))
+        self.service = ScoringService(ResultCache(cache_dir))
         self.stopping = threading.Event()
         self._servers: list = []
         self._stopped = threading.Event()
@@ -364,23 +364,23 @@ class Daemon:
             if socket_answers(path):
                 raise SystemExit(f"svgloo daemon: another daemon is already serving {path}")
             path.unlink()  # stale socket from a daemon that died
-        self.unix = UnixHTTPServer(str(path), self._handler(False))
-        self._servers.append(self.unix)
+        from svgloo.engine.files import atomic_write_text
+
+        # The token and port files exist before the socket does: a client that finds the
+        # socket can rely on them.
         if self.tcp_port is not None:
             self.tcp = TCPHTTPServer(("127.0.0.1", self.tcp_port), self._handler(True))
             self.tcp_port = self.tcp.server_address[1]
             self.token = secrets.token_urlsafe(32)
-            from .files import atomic_write_text
-
             atomic_write_text(token_path(path), self.token + "\n", mode=0o600)
             atomic_write_text(tcp_info_path(path), f"{self.tcp_port}\n", mode=0o600)
             self._servers.append(self.tcp)
-        from .files import atomic_write_text
-
         atomic_write_text(pid_path(path), f"{os.getpid()}\n", mode=0o600)
+        self.unix = UnixHTTPServer(str(path), self._handler(False))
+        self._servers.append(self.unix)
 
     def status(self) -> dict:
-        st = self.engine.status()
+        st = self.service.status()
         st["address"] = {"socket": str(self.socket_path),
                          "tcp": f"127.0.0.1:{self.tcp_port}" if self.tcp_port else None}
         st["api"] = API_VERSION
@@ -402,7 +402,7 @@ class Daemon:
         if self.stopping.is_set():
             return
         self.stopping.set()
-        self.engine.close()
+        self.service.close()
         for srv in self._servers:
             srv.shutdown()
 
@@ -426,7 +426,7 @@ class Daemon:
             except OSError:
                 pass
         try:
-            self.engine.pool.close()
+            self.service.pool.close()
         except Exception:
             pass
 
@@ -449,7 +449,7 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("listening on %s%s (pid %d, cache %s)", d.socket_path,
              f" and 127.0.0.1:{d.tcp_port}" if d.tcp_port else "", os.getpid(),
-             d.engine.cache.directory)
+             d.service.cache.directory)
     print(f"svgloo daemon: listening on {d.socket_path}"
           + (f" and http://127.0.0.1:{d.tcp_port}" if d.tcp_port else ""), flush=True)
     d.serve_forever()

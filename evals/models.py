@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from .engine import ConfigError
+from .engine import ConfigError, Reference, load_plugin
 
 CLIP_ARCH = "ViT-L-14"
 _lock = threading.Lock()
@@ -29,8 +29,6 @@ def clip_scorer(ctx):
     with _lock:
         cached = ctx.options.get("_clip")
         if cached is None:
-            from svgloo.plugins.base import load_plugin
-
             cls = load_plugin("svgloo.backbones", "clip")
             try:
                 cached = cls(weights=path, model_name=ctx.weights.get("clip-config", CLIP_ARCH),
@@ -44,8 +42,6 @@ def clip_scorer(ctx):
 
 def clip_score(scorer, rgb: np.ndarray, caption: str) -> float:
     """SVGenius's CLIPScore: 100 * cos(text embedding, image embedding)."""
-    from svgloo.plugins.base import Reference
-
     prepared = scorer.prepare(Reference("text", "caption", text=caption))
     return float(scorer.similarity(rgb[None], prepared)[0]) * 100.0
 

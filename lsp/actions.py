@@ -9,9 +9,9 @@ import re
 
 from lsprotocol import types
 
-from svgloo.daemon.document import parse_document
-from svgloo.daemon.pathdata import standalone_subpath
-from svgloo.daemon.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
+from svgloo.engine.document import parse_document
+from svgloo.engine.pathdata import standalone_subpath
+from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
 
 from .convert import LineIndex, text_hash
 

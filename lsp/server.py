@@ -1,6 +1,6 @@
 """The svgloo language server (pygls 2.x): registers features and translates.
 
-Scoring is the engine's (``svgloo.daemon.score.score_text``, in a thread so the event
+Scoring is the engine's (``svgloo.engine.score.score_text``, in a thread so the event
 loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
 ``useDaemon`` is on and one can be reached); ``convert`` turns results into LSP objects
 and ``actions`` builds the quick fixes.
@@ -211,7 +211,7 @@ class SvglooServer(LanguageServer):
 
     async def _score(self, uri, version, text, settings: Settings, cancel, st: DocState):
         """(result dict, None) or (None, SvglooError). Raises _Cancelled when stale."""
-        from svgloo.daemon.errors import SvglooError
+        from svgloo.engine.errors import SvglooError
 
         loop = asyncio.get_running_loop()
         name = fs_name(uri)
@@ -386,7 +386,7 @@ def _score_via_daemon(text: str, uri: str, version, settings: dict) -> dict | No
 
 
 def _score_in_process(text: str, name: str, settings: dict, progress, layer_cache) -> dict:
-    from svgloo.daemon.score import ScoreSettings, score_text
+    from svgloo.engine.score import ScoreSettings, score_text
 
     run = score_text(text, name, ScoreSettings(**settings), progress=progress,
                      layer_cache=layer_cache)
@@ -396,7 +396,7 @@ def _score_in_process(text: str, name: str, settings: dict, progress, layer_cach
 def _structure_in_process(text: str, name: str, size: int):
     """(structure dict, element spans of its units) or (None, []) when unavailable."""
     try:
-        from svgloo.daemon.structure import StructureSettings, structure_text
+        from svgloo.structure.analysis import StructureSettings, structure_text
     except ImportError:
         return None, []
     run = structure_text(text, name, StructureSettings(size=size))

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.daemon.errors import ConfigError
-from svgloo.plugins.base import Reference
+from svgloo.engine.errors import ConfigError
+from svgloo.engine.protocols import Reference
 from svgloo.plugins.torch_util import as_rgb_uint8, pick_device, require
 
 _SCHEMAS = ("hf-hub:", "local-dir:")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.plugins.base import Concept
+from svgloo.engine.protocols import Concept
 
 MAX_REGIONS = 8
 MIN_AREA_FRACTION = 0.002

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.daemon.errors import ConfigError
-from svgloo.plugins.base import Concept
+from svgloo.engine.errors import ConfigError
+from svgloo.engine.protocols import Concept
 
 MASK_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 
@@ -61,10 +61,10 @@ class LabelGrounder:
 
     def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
                  options: dict | None = None) -> np.ndarray:
-        from svgloo.daemon.limits import DEFAULT_LIMITS
-        from svgloo.daemon.loo import job_render_layers
-        from svgloo.daemon.units import extract_units, text_keeping
-        from svgloo.daemon.workers import shared_pool
+        from svgloo.engine.limits import DEFAULT_LIMITS
+        from svgloo.engine.loo import job_render_layers
+        from svgloo.engine.units import extract_units, text_keeping
+        from svgloo.engine.workers import shared_pool
 
         options = options or {}
         limits = options.get("limits") or DEFAULT_LIMITS

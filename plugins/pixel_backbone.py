@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
-from .base import Reference
+from svgloo.engine.protocols import Reference
 
 SIGMA = 1.5
 TRUNCATE = 3.5

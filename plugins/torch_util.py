@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.daemon.errors import ConfigError
+from svgloo.engine.errors import ConfigError
 
 
 def require(module: str, extra: str) -> Any:
@@ -22,7 +22,7 @@ def require(module: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError as e:
         raise ConfigError(None, f"{module} is not installed ({e}); install it with "
-                                f"`pip install 'svgloo[{extra}]'`") from None
+                                f"`pip install \".[{extra}]\"` in your svgloo checkout") from None
 
 
 def pick_device(device: str | None = None, extra: str = "clip") -> str:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.daemon.errors import ConfigError
-from svgloo.plugins.base import Concept
+from svgloo.engine.errors import ConfigError
+from svgloo.engine.protocols import Concept
 from svgloo.plugins.torch_util import as_rgb_uint8, hf_weight_files_cached, pick_device, require
 
 DEFAULT_MODEL_ID = "Qwen/Qwen2-VL-2B-Instruct"

@@ -6,14 +6,15 @@ import sys
 
 
 def register(sub) -> None:
-    from svgloo.daemon.cli_score import add_scoring_arguments
+    from svgloo.cli_score import add_scoring_arguments
 
     p = sub.add_parser("view", help="open the Qt viewer on an SVG file",
                        description="Review an SVG element by element: the render with each "
                                    "unit's footprint, a sortable table of deltas, the source "
                                    "snippet, concepts, and a 'remove unit' action with undo. "
                                    "Re-scores when the file changes on disk. Needs PyQt6 "
-                                   "(pip install 'svgloo[viewer]').")
+                                   "(pip install PyQt6, or pip install \".[viewer]\" in an "
+                                   "svgloo checkout).")
     p.add_argument("file", nargs="?", help="SVG file to open (or use File > Open)")
     ref = p.add_mutually_exclusive_group()
     ref.add_argument("--reference", help="reference image (PNG/JPEG) or SVG")
@@ -27,8 +28,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from svgloo.daemon.cli_score import settings_from_args
-    from svgloo.daemon.errors import ConfigError, InputError
+    from svgloo.cli_score import settings_from_args
+    from svgloo.engine.errors import ConfigError, InputError
 
     if args.file and not Path(args.file).is_file():
         raise InputError(args.file, "no such file")
@@ -37,7 +38,8 @@ def run(args) -> int:
     except ImportError as exc:
         raise ConfigError(args.file or "svgloo view",
                           f"the viewer needs PyQt6 ({exc}); install it with "
-                          "pip install 'svgloo[viewer]'") from None
+                          "pip install PyQt6 (or pip install \".[viewer]\" in an svgloo "
+                          "checkout)") from None
     from .window import ViewerWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -47,7 +49,23 @@ def run(args) -> int:
     win = ViewerWindow(args.file, reference=args.reference, prompt=args.prompt,
                        backbone=args.backbone, base_settings=settings, concepts=args.concepts)
     win.show()
+    _quit_on_termination(app)
     try:
         return int(app.exec())
     finally:
         win.shutdown()
+
+
+def _quit_on_termination(app) -> None:
+    """SIGTERM / SIGHUP close the window like File > Quit. Qt's event loop runs in C++, so a
+    timer hands control back to Python often enough for the handler to run."""
+    import signal
+
+    from PyQt6.QtCore import QTimer
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), lambda *_: app.quit())
+    timer = QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(200)

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from svgloo.daemon.errors import InputError, SvglooError
-from svgloo.daemon.files import atomic_write_bytes
+from svgloo.engine.errors import InputError, SvglooError
+from svgloo.engine.files import atomic_write_bytes
 
 _DECL_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
@@ -75,7 +75,7 @@ class FileSession:
     def remove_unit(self, run, unit_index: int) -> bytes:
         """Remove one scoring unit of ``run`` (whose document was parsed from
         ``self.loaded``) with the engine's removal edit."""
-        from svgloo.daemon.units import apply_edits, removal_edit
+        from svgloo.engine.units import apply_edits, removal_edit
 
         edit = removal_edit(run.units, unit_index)
         return self.write_text(apply_edits(run.doc.text, [edit]))

@@ -83,7 +83,7 @@ class ViewerWindow(QMainWindow):
                  base_settings=None, concepts=True, settings_store: QSettings | None = None,
                  debounce_ms: int = 300):
         super().__init__()
-        from svgloo.daemon.score import ScoreSettings
+        from svgloo.engine.score import ScoreSettings
 
         self.base_settings = base_settings or ScoreSettings()
         self.concepts_enabled = concepts
@@ -267,7 +267,7 @@ class ViewerWindow(QMainWindow):
     def _backbone_names() -> list[str]:
         names = ["auto", "pixel", "clip"]
         try:
-            from svgloo.plugins.base import discover
+            from svgloo.engine.protocols import discover
 
             for name in discover("svgloo.backbones"):
                 if name not in names:
@@ -668,7 +668,7 @@ class ViewerWindow(QMainWindow):
 
     def _write(self, action, what: str) -> bool:
         """Run a file edit; refusals and write errors become the error banner."""
-        from svgloo.daemon.errors import SvglooError
+        from svgloo.engine.errors import SvglooError
 
         try:
             data = action()
@@ -702,7 +702,7 @@ class ViewerWindow(QMainWindow):
 
     # -------------------------------------------------------------- export
     def export_contact_sheet(self, path) -> None:
-        from svgloo.daemon.plots import contact_sheet
+        from svgloo.engine.plots import contact_sheet
 
         if self.analysis is None:
             raise RuntimeError("nothing is scored yet")

@@ -14,12 +14,12 @@ class Analysis:
 
     path: Path
     raw: bytes
-    run: object  # svgloo.daemon.score.ScoreRun
+    run: object  # svgloo.engine.score.ScoreRun
 
 
 @dataclass
 class ConceptsOutcome:
-    run: object | None = None       # svgloo.daemon.structure.StructureRun
+    run: object | None = None       # svgloo.structure.analysis.StructureRun
     message: str | None = None      # why there are no concepts
 
 
@@ -41,9 +41,9 @@ class ScoreJob(QThread):
         self.layer_cache = layer_cache
 
     def run(self) -> None:  # runs on the worker thread
-        from svgloo.daemon.document import parse_document, read_svg_bytes
-        from svgloo.daemon.errors import SvglooError
-        from svgloo.daemon.score import score_document
+        from svgloo.engine.document import parse_document, read_svg_bytes
+        from svgloo.engine.errors import SvglooError
+        from svgloo.engine.score import score_document
 
         try:
             raw = read_svg_bytes(self.path, self.settings.limits)
@@ -65,10 +65,10 @@ class ScoreJob(QThread):
 
     def _structure(self, doc) -> ConceptsOutcome:
         try:
-            from svgloo.daemon import structure
+            from svgloo.structure import analysis as structure
         except ImportError:
             return ConceptsOutcome(message="concepts unavailable (this build has no "
-                                           "svgloo.daemon.structure)")
+                                           "svgloo.structure.analysis)")
         try:
             settings = structure.StructureSettings(size=self.settings.size,
                                                    limits=self.settings.limits)

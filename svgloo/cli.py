@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 from svgloo import __version__
 
 SUBCOMMAND_MODULES = [
-    "svgloo.daemon.cli_score",
-    "svgloo.daemon.cli_structure",
-    "svgloo.daemon.cli_bench",
-    "svgloo.daemon.cli_batch",
-    "svgloo.daemon.cli_daemon",
+    "svgloo.cli_score",
+    "svgloo.cli_structure",
+    "svgloo.cli_bench",
+    "svgloo.cli_batch",
+    "svgloo.cli_daemon",
     "svgloo.cli_eval",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
@@ -43,9 +44,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    from svgloo.daemon.errors import SvglooError
+def _exit_on_termination() -> None:
+    """SIGTERM / SIGHUP end the command like Ctrl-C does: ``finally`` blocks and atexit run,
+    so render pools are shut down rather than left for the workers' own parent watch."""
 
+    def on_signal(signum, _frame):
+        from svgloo.engine.workers import close_all_pools
+
+        close_all_pools()
+        raise SystemExit(128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, on_signal)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from svgloo.engine.errors import SvglooError
+
+    _exit_on_termination()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

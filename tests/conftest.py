@@ -29,7 +29,7 @@ def corpus_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def render_pool():
-    from svgloo.daemon.workers import RenderPool
+    from svgloo.engine.workers import RenderPool
 
     pool = RenderPool()
     yield pool

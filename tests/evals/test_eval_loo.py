@@ -14,7 +14,7 @@ from svgloo.evals.render import render
 from svgloo.evals.runner import RunOptions, run_eval
 from svgloo.evals.svgeditbench import PROTOCOL, SvgEditBenchSuite
 from svgloo.evals.metrics import mse
-from svgloo.plugins.base import Reference
+from svgloo.engine.protocols import Reference
 
 pytestmark = pytest.mark.skipif(not TWEMOJI.is_dir(), reason="shared corpus not present")
 

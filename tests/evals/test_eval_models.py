@@ -1,7 +1,7 @@
 """Model metrics: skipped without weights, computed from the user's weights when given.
 
 The CLIP path is exercised with a tiny randomly initialised open_clip model built by
-tests/tiny_models.py and loaded through the ordinary loading code; its CLIPScore is checked
+tests/plugins/tiny_models.py and loaded through the ordinary loading code; its CLIPScore is checked
 against open_clip called directly (100 * cosine of normalised embeddings).
 """
 
@@ -46,7 +46,7 @@ def test_unused_weights_are_reported_not_ignored():
 def test_clip_score_from_user_weights(tmp_path):
     torch = pytest.importorskip("torch")
     open_clip = pytest.importorskip("open_clip")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
     from tiny_models import tiny_clip_checkpoint
     from PIL import Image
 

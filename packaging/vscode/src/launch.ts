@@ -31,7 +31,8 @@ export function resolveLaunch(interpreterSetting: unknown, commandSetting: unkno
       error:
         `the command "${command[0]}" was not found` +
         (hasDirectory(program) ? '.' : ' on PATH.') +
-        ' Install svgloo (pip install svgloo) in an environment on PATH, or set svgloo.command' +
+        ' Install svgloo (`pip install .` or `pipx install .` in a checkout of the svgloo repository)' +
+        ' in an environment on PATH, or set svgloo.command' +
         ' or svgloo.interpreter (a Python that has svgloo installed).',
     };
   }

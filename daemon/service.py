@@ -1,0 +1,526 @@
+"""The warm scoring service behind the daemon, independent of the transport: warm backbones,
+the render pool, one model worker thread fed by a priority queue, superseding, the result
+cache, watchers and event subscribers. It calls the engine; it does not score by itself.
+
+``server.py`` puts HTTP on top of this; ``svgloo watch`` uses it directly in-process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import queue
+import threading
+import time
+import traceback
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from svgloo.daemon.cache import LRUCache, ResultCache, result_key
+from svgloo.engine.errors import ConfigError, InputError, LimitError, SvglooError
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+
+log = logging.getLogger("svgloo.daemon")
+
+PRIORITIES = {"interactive": 0, "batch": 1}
+LAYER_CACHE_BYTES = 512 * 1024 * 1024
+
+
+class Cancelled(Exception):
+    """Raised inside the engine (through the progress callback) to stop a job."""
+
+
+class Job:
+    _seq = itertools.count()
+
+    def __init__(self, kind: str, text: str, name: str, uri: str | None, version,
+                 settings, settings_key: dict, priority: str, key: str | None,
+                 publish: bool = False):
+        self.kind = kind
+        self.text = text
+        self.name = name
+        self.uri = uri
+        self.version = version
+        self.settings = settings
+        self.settings_key = settings_key
+        self.priority = priority
+        self.key = key
+        self.publish = publish
+        self.seq = next(Job._seq)
+        self.submitted = time.monotonic()
+        self.started: float | None = None
+        self.done = threading.Event()
+        self.result: dict | None = None
+        self.error: dict | None = None
+        self.cached = False
+        self.cancel_reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_reason is not None
+
+    def cancel(self, reason: str) -> None:
+        """Stop the job (if not finished): it answers with a ``reason`` error."""
+        if self.done.is_set():
+            return
+        self.cancel_reason = reason
+        self._finish(error=self._cancel_error())
+
+    def _cancel_error(self) -> dict:
+        msg = {"superseded": "a newer version of this document was submitted",
+               "disconnected": "the client closed the connection",
+               "shutdown": "the daemon is shutting down"}.get(self.cancel_reason,
+                                                             self.cancel_reason or "")
+        return {"kind": self.cancel_reason, "file": self.name, "message": msg,
+                "line": None, "column": None, "uri": self.uri, "version": self.version}
+
+    def _finish(self, result: dict | None = None, error: dict | None = None) -> None:
+        if self.done.is_set():
+            return
+        self.result, self.error = result, error
+        self.done.set()
+
+    def response(self) -> dict:
+        """The result with a ``daemon`` block saying how it was served."""
+        out = dict(self.result or {})
+        now = time.monotonic()
+        out["daemon"] = {"cached": self.cached, "uri": self.uri, "version": self.version,
+                         "priority": self.priority,
+                         "queue_s": round((self.started or now) - self.submitted, 4),
+                         "elapsed_s": round(now - self.submitted, 4)}
+        return out
+
+
+def _settings_fields(cls) -> set[str]:
+    return {f.name for f in fields(cls)} - {"limits"}
+
+
+def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
+    """ScoreSettings from a JSON dict of its field names; limits stay the daemon's."""
+    from svgloo.engine.score import ScoreSettings
+
+    d = dict(d or {})
+    d.pop("limits", None)
+    unknown = set(d) - _settings_fields(ScoreSettings)
+    if unknown:
+        raise ConfigError(name, f"unknown score settings: {', '.join(sorted(unknown))}")
+    try:
+        s = ScoreSettings(**d, limits=limits)
+        size = int(s.size)
+        if not 8 <= size <= limits.max_render_size:
+            raise ValueError(f"size must be between 8 and {limits.max_render_size}")
+        s = s.with_(size=size, subpaths=bool(s.subpaths),
+                    helpful_threshold=float(s.helpful_threshold),
+                    harmful_threshold=float(s.harmful_threshold))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(name, f"bad score settings: {exc}") from None
+    return s
+
+
+def structure_settings_from_dict(d: dict | None, limits: Limits, name: str):
+    from svgloo.structure.analysis import StructureSettings  # noqa: the structure module may be missing
+
+    d = dict(d or {})
+    d.pop("limits", None)
+    unknown = set(d) - _settings_fields(StructureSettings)
+    if unknown:
+        raise ConfigError(name, f"unknown structure settings: {', '.join(sorted(unknown))}")
+    if "concepts" in d and d["concepts"] is not None:
+        d["concepts"] = tuple(d["concepts"])
+    try:
+        return StructureSettings(**d, limits=limits)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(name, f"bad structure settings: {exc}") from None
+
+
+def uri_to_name(uri: str | None, path: str | None) -> str:
+    if path:
+        return str(path)
+    if uri and uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(uri).path)
+    return uri or "<input>"
+
+
+class ScoringService:
+    """Warm models + queue + cache. Thread-safe; ``submit`` returns a Job to wait on."""
+
+    def __init__(self, cache: ResultCache | None = None, limits: Limits = DEFAULT_LIMITS,
+                 layer_cache_bytes: int = LAYER_CACHE_BYTES, pool=None):
+        from svgloo.engine.workers import shared_pool
+
+        self.limits = limits
+        self.cache = cache if cache is not None else ResultCache()
+        self.layer_cache = LRUCache(max_bytes=layer_cache_bytes)
+        self.pool = pool or shared_pool(limits)
+        self.started = time.time()
+        self._queue: queue.PriorityQueue = queue.PriorityQueue()
+        self._latest: dict[str, Job] = {}
+        self._lock = threading.Lock()
+        self._auto: dict[tuple, object] = {}
+        self.current: Job | None = None
+        self.completed = 0
+        self.failed = 0
+        self.cancelled = 0
+        self.interrupted = 0
+        self._subscribers: list[queue.Queue] = []
+        self._watchers: dict[str, object] = {}
+        self._path_keys: dict[str, str] = {}
+        self._closed = False
+        self._worker = threading.Thread(target=self._work, name="svgloo-model-worker",
+                                        daemon=True)
+        self._worker.start()
+
+    # -- submitting ---------------------------------------------------------------------
+    def _choose(self, settings):
+        """Backbone choice, memoised per (name, weights): ``auto`` is resolved once."""
+        from svgloo.engine.backbones import GROUP, choose_backbone
+        from svgloo.engine.protocols import load_plugin
+
+        k = (settings.backbone, settings.weights)
+        if k not in self._auto:
+            choice = choose_backbone(settings.backbone, settings.weights)
+            try:
+                takes_text = bool(getattr(load_plugin(GROUP, choice.name), "takes_text", False))
+            except (KeyError, ImportError) as exc:
+                raise ConfigError(None, str(exc)) from None
+            self._auto[k] = (choice, takes_text)
+        return self._auto[k]
+
+    def _reference_fingerprint(self, text: str, name: str, settings, takes_text: bool):
+        from svgloo.engine.document import parse_document
+        from svgloo.engine.reference import resolve_reference
+
+        doc = parse_document(text, name, self.limits) if takes_text and not \
+            (settings.reference or settings.prompt) else None
+        spec = resolve_reference(name, doc, takes_text=takes_text,
+                                 reference=settings.reference, prompt=settings.prompt)
+        fp = spec.to_json()
+        if spec.path:
+            try:
+                st = os.stat(spec.path)
+                fp["stat"] = [st.st_size, st.st_mtime_ns]
+            except OSError:
+                fp["stat"] = None
+        if spec.text:
+            fp["text"] = spec.text
+        return fp
+
+    def submit(self, kind: str = "score", text: str | bytes | None = None,
+               path: str | None = None, uri: str | None = None, version=None,
+               settings: dict | None = None, priority: str = "interactive",
+               publish: bool = False) -> Job:
+        """Queue an analysis, or answer it from the cache. Raises SvglooError for bad
+        requests (unreadable path, bad settings); analysis errors land in ``job.error``."""
+        name = uri_to_name(uri, path)
+        if priority not in PRIORITIES:
+            raise ConfigError(name, f"priority must be one of {', '.join(PRIORITIES)}")
+        if text is None:
+            if not path:
+                raise InputError(name, "give the document text or a path")
+            text = self._read(path)
+        if isinstance(text, bytes):
+            if len(text) > self.limits.max_file_bytes:
+                raise LimitError(name, f"document is {len(text)} bytes; the limit is "
+                                       f"{self.limits.max_file_bytes}")
+            from svgloo.engine.document import parse_document  # decodes like the engine does
+
+            text = parse_document(text, name, self.limits).text
+        if len(text) > self.limits.max_file_bytes:
+            raise LimitError(name, f"document is {len(text)} characters; the limit is "
+                                   f"{self.limits.max_file_bytes}")
+        if kind == "score":
+            s = score_settings_from_dict(settings, self.limits, name)
+            key = None
+            try:
+                choice, takes_text = self._choose(s)
+                ref = self._reference_fingerprint(text, name, s, takes_text)
+                key = result_key("score", text, name, s.key(), choice.name, ref)
+            except SvglooError:
+                key = None  # let the engine report it, with the file named
+            skey = s.key()
+        elif kind == "structure":
+            s = structure_settings_from_dict(settings, self.limits, name)
+            skey = {k: v for k, v in asdict(s).items() if k != "limits"}
+            key = result_key("structure", text, name, skey, "",
+                             _structure_fingerprint(name, s))
+        else:
+            raise ConfigError(name, f"unknown analysis {kind!r}")
+
+        job = Job(kind, text, name, uri, version, s, skey, priority, key, publish)
+        with self._lock:
+            if uri is not None:
+                old = self._latest.get(uri)
+                if old is not None and not old.done.is_set():
+                    if _older(version, old.version):
+                        self.cancel(job, "superseded")  # a newer one is already in flight
+                        return job
+                    self.cancel(old, "superseded")
+                self._latest[uri] = job
+        cached = self.cache.get(key) if key else None
+        if cached is not None:
+            job.cached = True
+            job.started = time.monotonic()
+            job._finish(result=cached)
+            if path:
+                self._path_keys[str(path)] = key
+            if publish:
+                self._publish_result(job)
+            return job
+        if path:
+            self._path_keys[str(path)] = key
+        self._queue.put((PRIORITIES[priority], job.seq, job))
+        return job
+
+    def cancel(self, job: Job, reason: str) -> None:
+        """Cancel a job that has not finished (superseded, client gone, shutdown)."""
+        if not job.done.is_set():
+            job.cancel(reason)
+            self.cancelled += 1
+
+    def _read(self, path: str) -> bytes:
+        try:
+            size = os.path.getsize(path)
+            if size > self.limits.max_file_bytes:
+                raise LimitError(path, f"file is {size} bytes; the limit is "
+                                       f"{self.limits.max_file_bytes}")
+            with open(path, "rb") as f:
+                return f.read(self.limits.max_file_bytes + 1)
+        except OSError as exc:
+            raise InputError(path, f"cannot read the file: {exc.strerror or exc}") from None
+
+    def run(self, **kw) -> Job:
+        """Submit and wait (in-process callers such as ``svgloo watch``)."""
+        job = self.submit(**kw)
+        job.done.wait()
+        return job
+
+    # -- the model worker ---------------------------------------------------------------
+    def _work(self) -> None:
+        while True:
+            _, _, job = self._queue.get()
+            if job is None:
+                return
+            if job.done.is_set():
+                continue  # superseded or disconnected while queued
+            self.current = job
+            job.started = time.monotonic()
+            try:
+                result = self._compute(job)
+                if job.key:
+                    self.cache.put(job.key, result)
+                job._finish(result=result)
+                self.completed += 1
+                if job.publish and not job.cancelled:
+                    self._publish_result(job)
+            except Cancelled:
+                self.interrupted += 1  # stopped mid-way; the job already answered
+            except SvglooError as exc:
+                self.failed += 1
+                job._finish(error=exc.to_json())
+                if job.publish:
+                    self.publish({"event": "error", "path": job.name, "error": exc.to_json()})
+            except Exception as exc:  # a bug must not take the daemon down
+                self.failed += 1
+                log.error("internal error on %s:\n%s", job.name, traceback.format_exc())
+                err = {"kind": "internal", "file": job.name,
+                       "message": f"internal error: {type(exc).__name__}: {exc}",
+                       "line": None, "column": None}
+                job._finish(error=err)
+            finally:
+                self.current = None
+                with self._lock:
+                    if job.uri is not None and self._latest.get(job.uri) is job:
+                        del self._latest[job.uri]
+
+    def _compute(self, job: Job) -> dict:
+        def check(done=None, total=None):
+            if job.cancelled or self._closed:
+                raise Cancelled(job.cancel_reason)
+
+        check()
+        if job.kind == "score":
+            from svgloo.engine.backbones import get_backbone
+            from svgloo.engine.score import score_text
+
+            s = job.settings
+            choice, _ = self._choose(s)
+            backbone = get_backbone(choice.name, s.weights, s.device)
+            check()
+            run = score_text(job.text, job.name, s, pool=self.pool, progress=check,
+                             backbone=backbone, layer_cache=self.layer_cache)
+            result = run.result
+            result["backbone_detail"]["reason"] = choice.reason
+            return result
+        from svgloo.structure.analysis import structure_text
+
+        run = structure_text(job.text, job.name, job.settings, pool=self.pool, progress=check)
+        return run.result
+
+    # -- events and watchers ------------------------------------------------------------
+    def subscribe(self) -> queue.Queue:
+        q: queue.Queue = queue.Queue(maxsize=1000)
+        with self._lock:
+            self._subscribers.append(q)
+        return q
+
+    def unsubscribe(self, q: queue.Queue) -> None:
+        with self._lock:
+            if q in self._subscribers:
+                self._subscribers.remove(q)
+
+    def publish(self, event: dict) -> None:
+        with self._lock:
+            subs = list(self._subscribers)
+        for q in subs:
+            try:
+                q.put_nowait(event)
+            except queue.Full:  # a stalled subscriber loses events, not the daemon
+                pass
+
+    def _publish_result(self, job: Job) -> None:
+        self.publish({"event": "result", "path": job.name, "result": job.response()})
+
+    def watch(self, folder: str, settings: dict | None = None, on_event=None,
+              debounce_s: float | None = None) -> dict:
+        from svgloo.daemon.watcher import Watcher
+
+        folder = os.path.abspath(folder)
+        if not os.path.isdir(folder):
+            raise InputError(folder, "not a folder")
+        score_settings_from_dict(settings, self.limits, folder)  # validate now
+        with self._lock:
+            if folder in self._watchers:
+                return {"folder": folder, "watching": True, "new": False}
+
+        def rescore(path: str) -> Job | None:
+            try:
+                job = self.submit("score", path=path, settings=settings, priority="batch",
+                                  publish=True, uri=Path(path).absolute().as_uri())
+            except SvglooError as exc:
+                self.publish({"event": "error", "path": path, "error": exc.to_json()})
+                if on_event:
+                    on_event({"event": "error", "path": path, "error": exc.to_json()})
+                return None
+            if on_event:
+                job.done.wait()
+                if job.error and job.error.get("kind") == "superseded":
+                    return job
+                on_event({"event": "error", "path": path, "error": job.error}
+                         if job.error else
+                         {"event": "result", "path": path, "result": job.response()})
+            return job
+
+        def deleted(path: str) -> None:
+            key = self._path_keys.pop(path, None)
+            if key:
+                self.cache.memory.pop(key, None)
+            ev = {"event": "deleted", "path": path}
+            self.publish(ev)
+            if on_event:
+                on_event(ev)
+
+        w = Watcher(folder, rescore, deleted, **({} if debounce_s is None else
+                                                {"debounce_s": debounce_s}))
+        w.start()
+        with self._lock:
+            self._watchers[folder] = w
+        return {"folder": folder, "watching": True, "new": True}
+
+    def unwatch(self, folder: str) -> dict:
+        folder = os.path.abspath(folder)
+        with self._lock:
+            w = self._watchers.pop(folder, None)
+        if w is not None:
+            w.stop()
+        return {"folder": folder, "watching": False, "was_watching": w is not None}
+
+    # -- status and shutdown ------------------------------------------------------------
+    def status(self) -> dict:
+        from svgloo.engine import backbones
+
+        with backbones._lock:
+            loaded = [{"name": n, "weights": w, "device": str(getattr(inst, "device", None)
+                                                              or d or "cpu")}
+                      for (n, w, d), inst in backbones._cache.items()]
+        cur = self.current
+        return {
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started, 3),
+            "models_loaded": loaded,
+            "backbone": loaded[0]["name"] if loaded else None,
+            "device": loaded[0]["device"] if loaded else None,
+            "queue_length": self._queue.qsize(),
+            "running": None if cur is None else {"file": cur.name, "uri": cur.uri,
+                                                 "version": cur.version,
+                                                 "priority": cur.priority},
+            "jobs": {"completed": self.completed, "failed": self.failed,
+                     "cancelled": self.cancelled, "interrupted": self.interrupted},
+            "cache": {**self.cache.stats(), "layer_entries": len(self.layer_cache),
+                      "layer_bytes": self.layer_cache.bytes},
+            "watching": sorted(self._watchers),
+            "subscribers": len(self._subscribers),
+            "render_workers": self.pool.workers,
+        }
+
+    def close(self) -> None:
+        self._closed = True
+        for folder in list(self._watchers):
+            self.unwatch(folder)
+        while True:
+            try:
+                _, _, job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                self.cancel(job, "shutdown")
+        cur = self.current
+        if cur is not None:
+            self.cancel(cur, "shutdown")
+        self._queue.put((-1, -1, None))
+        self._worker.join(timeout=10)
+        self.publish({"event": "shutdown"})
+
+
+def _stat(path) -> list | None:
+    try:
+        st = os.stat(path)
+        return [str(path), st.st_size, st.st_mtime_ns]
+    except OSError:
+        return None
+
+
+def _structure_fingerprint(name: str, settings) -> dict:
+    """What besides the text decides a structure result: the project config (concepts)
+    and the mask files."""
+    from svgloo.engine.reference import find_config
+
+    fp: dict = {"config": None, "masks": None}
+    if name and not name.startswith("<") and "://" not in name:
+        try:
+            cfg = find_config(Path(name).parent)
+        except OSError:
+            cfg = None
+        fp["config"] = _stat(cfg) if cfg else None
+    masks = getattr(settings, "masks_dir", None)
+    if masks:
+        try:
+            fp["masks"] = sorted(filter(None, (_stat(p) for p in Path(masks).iterdir())))
+        except OSError:
+            fp["masks"] = None
+    return fp
+
+
+def _older(version, than) -> bool:
+    """True when ``version`` is strictly older than ``than`` (None is never older)."""
+    if version is None or than is None:
+        return False
+    try:
+        return version < than
+    except TypeError:
+        return False
+
+
+__all__ = ["ScoringService", "Job", "Cancelled", "score_settings_from_dict", "PRIORITIES"]

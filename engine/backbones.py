@@ -1,0 +1,65 @@
+"""Choosing and keeping similarity backbones (plugins found through entry points).
+
+Instances are cached per (name, weights, device): loading CLIP takes seconds, and the
+daemon keeps one warm engine per backbone.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from dataclasses import dataclass
+
+from svgloo.engine.protocols import discover, load_plugin
+
+from svgloo.engine.errors import ConfigError
+
+GROUP = "svgloo.backbones"
+_cache: dict[tuple, object] = {}
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class BackboneChoice:
+    name: str
+    reason: str  # why this one, for the output ("clip weights not found locally: pixel")
+
+
+def available_backbones() -> list[str]:
+    return sorted(discover(GROUP))
+
+
+def choose_backbone(name: str = "auto", weights: str | None = None) -> BackboneChoice:
+    """Resolve ``auto``: clip when its weights are present locally, else pixel."""
+    if name != "auto":
+        return BackboneChoice(name, "requested")
+    if importlib.util.find_spec("open_clip") is None:
+        return BackboneChoice("pixel", "auto: CLIP needs the [clip] extra (torch, "
+                                       "open_clip); using the embedded pixel backbone")
+    try:
+        clip_cls = load_plugin(GROUP, "clip")
+        if clip_cls.weights_available(weights):
+            return BackboneChoice("clip", "auto: CLIP weights found locally")
+        return BackboneChoice("pixel", "auto: no CLIP weights found locally, using the "
+                                       "embedded pixel backbone")
+    except (KeyError, ImportError, AttributeError) as exc:
+        return BackboneChoice("pixel", f"auto: CLIP backbone unavailable ({exc}); using the "
+                                       "embedded pixel backbone")
+
+
+def get_backbone(name: str, weights: str | None = None, device: str | None = None):
+    key = (name, weights, device)
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+    try:
+        cls = load_plugin(GROUP, name)
+    except KeyError as exc:
+        raise ConfigError(None, str(exc.args[0])) from None
+    except ImportError as exc:
+        raise ConfigError(None, f"backbone {name!r} needs packages that are not installed "
+                                f"({exc.name}); install svgloo[clip]") from None
+    instance = cls(device=device, weights=weights)
+    with _lock:
+        _cache.setdefault(key, instance)
+        return _cache[key]

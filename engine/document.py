@@ -1,0 +1,228 @@
+"""bytes -> Document: a safe lxml parse plus the exact source span of every element.
+
+Spans are what the language server underlines and deletes, so they come from our own
+scan of the original text (lxml only knows line numbers), cross-checked tag by tag
+against lxml's element order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lxml import etree
+
+from svgloo.engine.errors import InputError, LimitError
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+
+SVG_NS = "http://www.w3.org/2000/svg"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_TAG_NAME = re.compile(r"[^\s/>]+")
+
+
+@dataclass(frozen=True)
+class ElementSpan:
+    """One element of the document in document order."""
+
+    index: int          # position in document order (comments and PIs skipped)
+    tag: str            # local name, e.g. "path"
+    namespace: str | None
+    start: int          # offset of "<tag" in the decoded text
+    end: int            # offset just past the closing tag or "/>"
+    start_tag_end: int  # offset just past the ">" of the start tag
+
+
+@dataclass
+class Document:
+    """A parsed SVG document. ``text`` is the decoded source; offsets index into it."""
+
+    name: str
+    text: str
+    root: etree._Element
+    elements: list[ElementSpan]
+    nodes: list[etree._Element]
+    _line_starts: list[int] = field(repr=False, default_factory=list)
+    _index_of: dict = field(repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
+        self._index_of = {node: i for i, node in enumerate(self.nodes)}
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """0-based (line, character) of a text offset; characters are code points."""
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line, offset - self._line_starts[line]
+
+    def offset(self, line: int, character: int) -> int:
+        return self._line_starts[line] + character
+
+    def index_of(self, node: etree._Element) -> int:
+        return self._index_of[node]
+
+    def span_text(self, index: int) -> str:
+        el = self.elements[index]
+        return self.text[el.start:el.end]
+
+
+def read_svg_bytes(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """Read a file with the size caps applied; inflates .svgz (gzip) with a bound."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limits.max_file_bytes + 1)
+    except OSError as exc:
+        raise InputError(name, f"cannot read file: {exc.strerror or exc}") from None
+    if len(data) > limits.max_file_bytes:
+        raise LimitError(name, f"file is larger than {limits.max_file_bytes} bytes")
+    return data
+
+
+def inflate_if_gzipped(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            inflated = gz.read(limits.max_inflated_bytes + 1)
+    except (OSError, EOFError) as exc:
+        raise InputError(name, f"broken gzip (.svgz) data: {exc}") from None
+    if len(inflated) > limits.max_inflated_bytes:
+        raise LimitError(name, f"compressed file inflates past {limits.max_inflated_bytes} bytes")
+    return inflated
+
+
+def _decode(data: bytes, encoding: str | None, name: str) -> str:
+    enc = (encoding or "utf-8").lower()
+    try:
+        text = data.decode(enc)
+    except (LookupError, UnicodeDecodeError) as exc:
+        raise InputError(name, f"cannot decode text as {enc}: {exc}") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def parse_document(data: bytes | str, name: str = "<input>",
+                   limits: Limits = DEFAULT_LIMITS) -> Document:
+    """Parse untrusted SVG bytes (or text). Raises InputError / LimitError, never lxml errors."""
+    if isinstance(data, str):
+        # Text from an editor: offsets index this very string, whatever the XML
+        # declaration claims, so the parser is told the bytes are UTF-8.
+        known_text: str | None = data[1:] if data.startswith("\ufeff") else data
+        raw = known_text.encode("utf-8")
+    else:
+        known_text = None
+        raw = inflate_if_gzipped(data, name, limits)
+    if len(raw) > limits.max_inflated_bytes:
+        raise LimitError(name, f"document is larger than {limits.max_inflated_bytes} bytes")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False, remove_comments=False, remove_pis=False,
+                             recover=False, encoding="utf-8" if known_text is not None else None)
+    try:
+        root = etree.fromstring(raw, parser)
+    except etree.XMLSyntaxError as exc:
+        line = (exc.lineno - 1) if exc.lineno else None
+        col = (exc.offset - 1) if exc.offset else None
+        raise InputError(name, f"malformed XML: {exc.msg}", line=line, column=col) from None
+    except ValueError as exc:
+        raise InputError(name, f"malformed XML: {exc}") from None
+    if root is None:
+        raise InputError(name, "empty document")
+    if etree.QName(root).localname != "svg" or root.nsmap.get(root.prefix) not in (SVG_NS, None):
+        raise InputError(name, f"not an SVG file: the root element is <{root.tag}>, not <svg>")
+    tree = root.getroottree()
+    if tree.docinfo.internalDTD is not None and b"<!ENTITY" in raw:
+        raise InputError(name, "DTD entity declarations are not supported (they are refused "
+                               "for safety); inline the entities and try again")
+    text = known_text if known_text is not None else _decode(raw, tree.docinfo.encoding, name)
+    nodes = [el for el in root.iter() if isinstance(el.tag, str)]
+    if len(nodes) > limits.max_elements:
+        raise LimitError(name, f"document has {len(nodes)} elements; the limit is "
+                               f"{limits.max_elements}")
+    spans = scan_element_spans(text, name)
+    if len(spans) != len(nodes):
+        raise InputError(name, f"could not map elements to source positions "
+                               f"({len(spans)} tags in the text, {len(nodes)} parsed)")
+    elements = []
+    for i, ((start, end, stag_end, qname), node) in enumerate(zip(spans, nodes)):
+        qn = etree.QName(node)
+        if qname.split(":")[-1] != qn.localname:
+            raise InputError(name, f"source scan disagrees with the parser at element {i} "
+                                   f"(<{qname}> vs <{qn.localname}>)")
+        elements.append(ElementSpan(i, qn.localname, qn.namespace, start, end, stag_end))
+    return Document(name=name, text=text, root=root, elements=elements, nodes=nodes)
+
+
+def load_document(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Document:
+    return parse_document(read_svg_bytes(path, limits), str(path), limits)
+
+
+def _skip_to(text: str, needle: str, start: int, name: str) -> int:
+    pos = text.find(needle, start)
+    if pos < 0:
+        raise InputError(name, f"unterminated markup (missing {needle!r})")
+    return pos + len(needle)
+
+
+def _end_of_markup(text: str, pos: int, name: str, what: str, brackets: bool = False) -> int:
+    """Offset just past the '>' that closes markup from ``pos``; quoted values may hold
+    '>', and with ``brackets`` so may a DOCTYPE's [internal subset]."""
+    depth = 0
+    quote = None
+    for i in range(pos, len(text)):
+        c = text[i]
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif brackets and c == "[":
+            depth += 1
+        elif brackets and c == "]":
+            depth -= 1
+        elif c == ">" and depth <= 0:
+            return i + 1
+    raise InputError(name, f"unterminated {what}")
+
+
+def scan_element_spans(text: str, name: str = "<input>") -> list[tuple[int, int, int, str]]:
+    """Scan well-formed XML text for elements; returns (start, end, start_tag_end, qname)
+    in document order (the order of start tags)."""
+    result: list[list] = []
+    stack: list[int] = []
+    i = 0
+    while True:
+        j = text.find("<", i)
+        if j < 0:
+            break
+        if text.startswith("<!--", j):
+            i = _skip_to(text, "-->", j + 4, name)
+        elif text.startswith("<![CDATA[", j):
+            i = _skip_to(text, "]]>", j + 9, name)
+        elif text.startswith("<?", j):
+            i = _skip_to(text, "?>", j + 2, name)
+        elif text.startswith("<!", j):
+            i = _end_of_markup(text, j + 2, name, "DOCTYPE", brackets=True)
+        elif text.startswith("</", j):
+            i = _skip_to(text, ">", j + 2, name)
+            if not stack:
+                raise InputError(name, "unbalanced end tag")
+            result[stack.pop()][1] = i
+        else:
+            m = _TAG_NAME.match(text, j + 1)
+            if not m:
+                raise InputError(name, "bad start tag")
+            end = _end_of_markup(text, m.end(), name, "start tag")
+            entry = [j, end, end, m.group(0)]
+            if text[end - 2] == "/":
+                result.append(entry)
+            else:
+                stack.append(len(result))
+                result.append(entry)
+            i = end
+    if stack:
+        raise InputError(name, "unclosed element")
+    return [tuple(e) for e in result]  # type: ignore[misc]

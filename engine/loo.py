@@ -1,0 +1,506 @@
+"""Leave-one-out images: ``naive`` (one full render per unit) and ``fast`` (layers).
+
+Both return the same thing: the full render and, per unit, a ``Patch`` - the box outside
+which the leave-one-out image equals the full render, and the pixels inside it.
+
+``fast``: render each block of units (see blocks.py) as its own transparent layer, and a
+multi-unit block once more without each of its units (a local block: each member alone,
+then its overlapping neighbours without it). Cairo draws each element with "over" onto
+the canvas, so the picture is the layers composited in z-order; the image without unit
+k, inside the box where k's block has pixels, is
+
+    (layers above k's block) over (k's block without k) over (layers below)
+
+on transparent, then over white. A forward sweep keeps "layers below"; the layers above
+that touch the box are composited in z-order, with cairo's own 8-bit rounding, so each
+leave-one-out image costs a few small composites instead of a render of the document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.render import (CAPTURE_ATTR, over_white, render_captured_layers, render_layer,
+                     render_rgba)
+from svgloo.engine.layers import LayerTexts
+from svgloo.engine.document import parse_document
+from svgloo.engine.units import TextEdit, UnitSet, apply_edits, extract_units
+from svgloo.engine.workers import RenderPool, chunked, shared_pool
+
+Box = tuple[int, int, int, int]  # y0, y1, x0, x1 (half-open)
+
+CHANGED_THRESHOLD = 12  # /255: the published code's changed-pixel threshold
+
+
+@dataclass(frozen=True)
+class Patch:
+    """The leave-one-out image equals the full render outside ``box``."""
+
+    box: Box | None
+    pixels: np.ndarray | None  # RGB uint8 of the leave-one-out image inside ``box``
+
+    def materialize(self, full: np.ndarray) -> np.ndarray:
+        image = full.copy()
+        if self.box is not None:
+            y0, y1, x0, x1 = self.box
+            image[y0:y1, x0:x1] = self.pixels
+        return image
+
+    def _change(self, full: np.ndarray) -> np.ndarray:
+        """Per-pixel max-channel |full - without| inside the box, as integers 0-255."""
+        y0, y1, x0, x1 = self.box
+        diff = np.abs(full[y0:y1, x0:x1].astype(np.int16) - self.pixels.astype(np.int16))
+        return diff.max(axis=2)
+
+    def footprint(self, full: np.ndarray) -> np.ndarray:
+        """Per-pixel max-channel |full - without| / 255 as float32 (H, W)."""
+        fp = np.zeros(full.shape[:2], np.float32)
+        if self.box is not None:
+            y0, y1, x0, x1 = self.box
+            fp[y0:y1, x0:x1] = self._change(full) / 255.0
+        return fp
+
+    def footprint_pixels(self, full: np.ndarray) -> int:
+        """Pixels that change by more than CHANGED_THRESHOLD/255 without the unit."""
+        if self.box is None:
+            return 0
+        return int((self._change(full) > CHANGED_THRESHOLD).sum())
+
+
+@dataclass
+class LooResult:
+    full: np.ndarray                 # RGB uint8 (S, S, 3): the document over white
+    patches: list[Patch]
+    method: str
+    renders: int
+    blocks: list[Block] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+    def image_without(self, unit: int) -> np.ndarray:
+        return self.patches[unit].materialize(self.full)
+
+
+def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
+    changed = (a != b).any(axis=2)
+    rows = np.flatnonzero(changed.any(axis=1))
+    if rows.size == 0:
+        return None
+    cols = np.flatnonzero(changed.any(axis=0))
+    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+
+
+def union_box(a: Box | None, b: Box | None) -> Box | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3])
+
+
+# --- worker jobs (top level so they pickle) -------------------------------------------
+
+def job_render_layers(texts: list[str], size: int, limits: Limits, name: str):
+    """Render texts as transparent layers, cropped to their alpha box."""
+    return [render_layer(text, size, limits, name) for text in texts]
+
+
+def job_render_full(text: str, size: int, limits: Limits, name: str):
+    t = time.perf_counter()
+    rgba = render_rgba(text, size, limits, name)
+    return over_white(rgba), time.perf_counter() - t
+
+
+def job_render_without(texts: list[str], size: int, limits: Limits, name: str,
+                       full: np.ndarray):
+    """Naive leave-one-out renders, returned as patches against ``full``."""
+    out = []
+    for text in texts:
+        rgb = over_white(render_rgba(text, size, limits, name))
+        box = diff_box(rgb, full)
+        out.append((box, None if box is None else rgb[box[0]:box[1], box[2]:box[3]].copy()))
+    return out
+
+
+# --- the two methods ------------------------------------------------------------------
+
+ProgressFn = Callable[[int, int], None]
+
+
+def _jobs_per_chunk(full_seconds: float, limits: Limits) -> int:
+    # Keep each job well inside the render timeout, and big enough to amortise IPC.
+    per = max(full_seconds, 0.002)
+    return int(max(1, min(64, (limits.render_timeout_s / 4) / per)))
+
+
+def render_full(us: UnitSet, size: int, pool: RenderPool, limits: Limits):
+    [(full, seconds)] = pool.map(job_render_full, [(us.doc.text, size, limits, us.doc.name)],
+                                 us.doc.name)
+    return full, seconds
+
+
+def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+              pool: RenderPool | None = None, progress: ProgressFn | None = None) -> LooResult:
+    pool = pool or shared_pool(limits)
+    t0 = time.perf_counter()
+    full, full_s = render_full(us, size, pool, limits)
+    texts = LayerTexts(us, prune_resources=False)
+    n = len(us.units)
+    per_job = _jobs_per_chunk(full_s, limits)
+    jobs = [([texts.without(i) for i in chunk], size, limits, us.doc.name, full)
+            for chunk in chunked(range(n), per_job)]
+    done = [0]
+
+    def tick(j):
+        done[0] += len(jobs[j][0])
+        if progress:
+            progress(done[0], n)
+
+    results = pool.map(job_render_without, jobs, us.doc.name, on_done=tick)
+    patches = [Patch(box, px) for chunk in results for box, px in chunk]
+    return LooResult(full, patches, "naive", renders=n + 1,
+                     timings={"render_s": time.perf_counter() - t0})
+
+
+def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+             pool: RenderPool | None = None, progress: ProgressFn | None = None,
+             layer_cache: MutableMapping | None = None) -> LooResult:
+    """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
+    kept by a long-lived caller (the daemon) so that after a small edit only the layers
+    whose text changed are rendered again."""
+    pool = pool or shared_pool(limits)
+    t0 = time.perf_counter()
+    # The full render runs beside the layer renders (the pool is shared and thread-safe).
+    full_job = _background(render_full, us, size, pool, limits)
+    n = len(us.units)
+    blocks = compute_blocks(us)
+    # Structural selectors see siblings, resources included: then keep every resource.
+    texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
+    renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
+                              _jobs_per_chunk(_guess_render_seconds(us) / max(1, n) * 4, limits), progress)
+    # Layers are captured in shared render passes where possible (see _Captures): exact
+    # for units with no group effect above them; for members of local blocks "alone"
+    # only the box is needed, which a capture gets right anyway.
+    unaffected = unaffected_units(us)
+    renderer.capture = _Captures(us, not has_structural_css(us.doc))
+    element_of = [u.element for u in us.units]
+
+    # Round 1: every block as a layer; members of local blocks alone (to find where each
+    # acts); members of other multi-unit blocks: the block without each of them.
+    local_multi = [b for b, blk in enumerate(blocks) if len(blk) > 1 and blk.local]
+    round1: list[tuple[str, int]] = [("block", b) for b in range(len(blocks))]
+    for b, block in enumerate(blocks):
+        if len(block) > 1:
+            kind = "solo" if block.local else "without"
+            round1.extend((kind, k) for k in block.units)
+    # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a path
+    # gets the path's box, and neighbourhoods hold whole paths only.
+    whole = {u.index: {v.index for v in us.units if v.element == u.element}
+             for u in us.units if u.kind == "subpath"}
+    items = []
+    for kind, i in round1:
+        text = _layer_text(texts, blocks, (kind, i), whole)
+        if kind == "block" and len(blocks[i]) == 1 and blocks[i].lo in unaffected:
+            items.append(_Item(text, {blocks[i].lo}, element_of[blocks[i].lo]))
+        elif kind == "solo":
+            items.append(_Item(text, whole.get(i, {i}), element_of[i], box_only=True))
+        else:
+            items.append(_Item(text))
+    layers1 = renderer.render(items)
+    block_layer = [None] * len(blocks)
+    solo: dict[int, tuple] = {}
+    without_layer: dict[int, tuple] = {}
+    unit_region: list[Box | None] = [None] * n
+    for (kind, i), layer in zip(round1, layers1):
+        if kind == "block":
+            block_layer[i] = layer
+        elif kind == "solo":
+            solo[i] = layer
+        else:
+            without_layer[i] = layer
+
+    # Round 2, local blocks: each member's neighbourhood (members overlapping it), without
+    # it. Inside the member's own box that equals the whole block without it.
+    round2: list[tuple[int, set[int]]] = []
+    for b in local_multi:
+        members = list(blocks[b].units)
+        boxes = {k: _grow(solo[k][0], 1, size) for k in members}
+        for k in members:
+            unit_region[k] = boxes[k]
+            if boxes[k] is None:
+                without_layer[k] = (None, None)
+                continue
+            near = {j for j in members if j != k and _intersects(boxes[j], boxes[k])}
+            if near:
+                round2.append((k, near))
+            else:
+                without_layer[k] = (None, None)
+    # A local block of unaffected units is one compound path: its variants are captured.
+    layers2 = renderer.render([
+        _Item(texts.keeping(near), near, element_of[k]) if near <= unaffected and
+        len({element_of[j] for j in near}) == 1 else _Item(texts.keeping(near))
+        for k, near in round2])
+    for (k, _), layer in zip(round2, layers2):
+        without_layer[k] = layer
+    t_render = time.perf_counter() - t0
+
+    # Where each unit's leave-one-out image can differ from the full render: its own
+    # layer's box (singletons, local blocks), or everything its block draws.
+    for b, block in enumerate(blocks):
+        if len(block) == 1:
+            unit_region[block.lo] = block_layer[b][0]
+        elif not block.local:
+            region = block_layer[b][0]
+            for k in block.units:
+                region = union_box(region, without_layer[k][0])
+            for k in block.units:
+                unit_region[k] = region
+
+    full, _ = full_job.result()
+    patches: list[Patch | None] = [None] * n
+    _composite(size, blocks, block_layer, without_layer, unit_region, patches, full)
+    return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
+                     timings={"render_s": t_render,
+                              "composite_s": time.perf_counter() - t0 - t_render})
+
+
+class _background:
+    """Run ``fn(*args)`` in a thread; ``result()`` waits and re-raises its error."""
+
+    def __init__(self, fn, *args):
+        self._result = self._error = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args):
+        try:
+            self._result = fn(*args)
+        except BaseException as exc:  # handed to the caller in result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def _guess_render_seconds(us: UnitSet) -> float:
+    """A rough full-render time from the document's size (about 1 ms per 2 KB of text
+    on this renderer), used only to size render jobs."""
+    return 0.005 + len(us.doc.text) / 2_000_000
+
+
+def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int],
+                whole: dict[int, set[int]]) -> str:
+    kind, i = request
+    if kind == "block":
+        return texts.keeping(set(blocks[i].units))
+    if kind == "solo":
+        return texts.keeping(whole.get(i, {i}))
+    block = next(b for b in blocks if b.lo <= i <= b.hi)
+    return texts.keeping(set(block.units) - {i})
+
+
+def job_capture_layers(text: str, size: int, limits: Limits, name: str) -> dict:
+    return render_captured_layers(text, size, limits, name)
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A layer to render: its text; for a capture, the units that a shared pass keeps for
+    it and the element whose drawing is captured; ``box_only`` when only its box is used
+    (a capture under a group effect misses the group's opacity)."""
+
+    text: str
+    keep: frozenset[int] | set[int] | None = None
+    element: int | None = None
+    box_only: bool = False
+
+
+class _Captures:
+    """Texts for capture passes: the document with every unit element's start tag marked
+    with its element index, keeping a chosen set of units (the rest pruned as in any layer
+    text). Items captured in one pass must draw different elements."""
+
+    def __init__(self, us: UnitSet, prune: bool):
+        doc = us.doc
+        edits = []
+        for element in {u.element for u in us.units}:
+            span = doc.elements[element]
+            name_end = span.start + 1
+            while doc.text[name_end] not in " \t\r\n/>":
+                name_end += 1
+            edits.append(TextEdit(name_end, name_end, f' {CAPTURE_ATTR}="{element}"'))
+        marked = parse_document(apply_edits(doc.text, edits), doc.name)
+        self.texts = LayerTexts(extract_units(marked, bool(us.splits)), prune)
+
+    @staticmethod
+    def passes(items: list[_Item], workers: int) -> list[list[int]]:
+        """Pack item indices into passes, no element twice in a pass, spread over at least
+        ``workers`` passes when there is enough to share."""
+        count = workers if len(items) >= 8 else 1
+        passes: list[list[int]] = [[] for _ in range(count)]
+        used: list[set[int]] = [set() for _ in range(count)]
+        for n, item in enumerate(items):
+            order = sorted(range(len(passes)), key=lambda p: len(passes[p]))
+            target = next((p for p in order if item.element not in used[p]), None)
+            if target is None:
+                passes.append([])
+                used.append(set())
+                target = len(passes) - 1
+            passes[target].append(n)
+            used[target].add(item.element)
+        return [p for p in passes if p]
+
+
+class _LayerRenderer:
+    """Renders layers through the pool, reusing a caller's layer cache: captured in shared
+    passes where the item allows it, else one render per layer text."""
+
+    def __init__(self, name, size, limits, pool, cache, per_job, progress):
+        self.name, self.size, self.limits, self.pool = name, size, limits, pool
+        self.cache = cache if cache is not None else {}
+        self.per_job = per_job
+        self.progress = progress
+        self.renders = 0
+        self.capture: _Captures | None = None
+
+    def render(self, items: list[_Item]) -> list[tuple]:
+        keys = [("box:" if item.box_only else "") + _layer_key(item.text, self.size)
+                for item in items]
+        missing = list({key: i for i, key in enumerate(keys) if key not in self.cache}.values())
+        captured = [i for i in missing if items[i].keep is not None and self.capture]
+        single = [i for i in missing if items[i].keep is None or not self.capture]
+        if captured:
+            passes = _Captures.passes([items[i] for i in captured], self.pool.workers)
+            jobs = [(self.capture.texts.keeping(set().union(*(items[captured[n]].keep
+                                                               for n in p))),
+                     self.size, self.limits, self.name) for p in passes]
+            for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name)):
+                for n in p:
+                    i = captured[n]
+                    self.cache[keys[i]] = found.get(str(items[i].element), (None, None))
+            self.renders += len(jobs)
+        jobs = [([items[i].text for i in chunk], self.size, self.limits, self.name)
+                for chunk in chunked(single, self.per_job)]
+        done = [0]
+        total = len(single)
+
+        def tick(j):
+            done[0] += len(jobs[j][0])
+            if self.progress:
+                self.progress(min(done[0], total), total)
+
+        fresh = [layer for chunk in self.pool.map(job_render_layers, jobs, self.name,
+                                                  on_done=tick) for layer in chunk]
+        for i, layer in zip(single, fresh):
+            self.cache[keys[i]] = layer
+        self.renders += len(single)
+        return [self.cache[key] for key in keys]
+
+
+def _grow(box: Box | None, margin: int, size: int) -> Box | None:
+    if box is None:
+        return None
+    return (max(0, box[0] - margin), min(size, box[1] + margin),
+            max(0, box[2] - margin), min(size, box[3] + margin))
+
+
+def _intersects(a: Box | None, b: Box | None) -> bool:
+    return (a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
+            and a[2] < b[3] and b[2] < a[3])
+
+
+def _layer_key(text: str, size: int) -> str:
+    return hashlib.blake2b(f"{size}\0{text}".encode(), digest_size=16).hexdigest()
+
+
+def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Premultiplied RGBA ``src`` over ``dst``, both uint8, rounded the way cairo's pixman
+    does it (``d * (255 - a) / 255`` with its DIV_255 rounding, then a saturating add), so
+    a chain of these reproduces cairo's own drawing order bit for bit or within 1/255."""
+    t = dst * (255 - src[..., 3:4]).astype(np.uint16)
+    t += 128
+    t += t >> 8
+    t >>= 8
+    t += src
+    return np.minimum(t, 255, out=t).astype(np.uint8)
+
+
+def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarray:
+    """The layer inside ``region`` as uint8 RGBA (zeros where it has no pixels)."""
+    y0, y1, x0, x1 = region
+    out = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
+    box, pixels = layer
+    if box is None:
+        return out
+    iy0, iy1 = max(y0, box[0]), min(y1, box[1])
+    ix0, ix1 = max(x0, box[2]), min(x1, box[3])
+    if iy0 < iy1 and ix0 < ix1:
+        out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = \
+            pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]]
+    return out
+
+
+def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
+    """The patch shrunk to where it really differs from the full render (a block's region
+    can be much larger than one unit's effect; this keeps memory and scoring small)."""
+    y0, y1, x0, x1 = region
+    box = diff_box(pixels, full[y0:y1, x0:x1])
+    if box is None:
+        return Patch(None, None)
+    by0, by1, bx0, bx1 = box
+    return Patch((y0 + by0, y0 + by1, x0 + bx0, x0 + bx1),
+                 pixels[by0:by1, bx0:bx1].copy())
+
+
+def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full):
+    """Leave-one-out images: for unit k of block b, inside k's region, start from the
+    blocks below b (kept up to date by a forward sweep), draw b without k, then every
+    later block whose layer touches the region, in z-order - cairo's own order."""
+    boxes = np.array([box if box is not None else (0, 0, 0, 0)
+                      for box, _ in block_layer], dtype=np.int64).reshape(-1, 4)
+    below = np.zeros((size, size, 4), np.uint8)  # transparent, as cairo starts
+    for b, block in enumerate(blocks):
+        for k in block.units:
+            region = unit_region[k]
+            if region is None:
+                patches[k] = Patch(None, None)
+                continue
+            y0, y1, x0, x1 = region
+            canvas = below[y0:y1, x0:x1].copy()
+            if len(block) > 1:
+                canvas = over_u8(_paste(region, without_layer[k]), canvas)
+            later = boxes[b + 1:]
+            touching = np.flatnonzero((later[:, 0] < y1) & (later[:, 1] > y0)
+                                      & (later[:, 2] < x1) & (later[:, 3] > x0)) + b + 1
+            for j in touching:
+                by0, by1, bx0, bx1 = boxes[j]
+                iy0, iy1, ix0, ix1 = max(y0, by0), min(y1, by1), max(x0, bx0), min(x1, bx1)
+                pixels = block_layer[j][1][iy0 - by0:iy1 - by0, ix0 - bx0:ix1 - bx0]
+                view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
+                canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(pixels, view)
+            patches[k] = _tight_patch(region, over_white(canvas), full)
+        box, pixels = block_layer[b]
+        if box is not None:
+            y0, y1, x0, x1 = box
+            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
+
+
+def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,
+                  limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
+                  progress: ProgressFn | None = None,
+                  layer_cache: MutableMapping | None = None) -> LooResult:
+    if method == "naive":
+        return loo_naive(us, size, limits, pool, progress)
+    if method == "fast":
+        return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache)
+    raise ValueError(f"unknown leave-one-out method {method!r} (fast or naive)")

@@ -1,0 +1,207 @@
+"""The engine's scoring entry point: document -> units -> LOO images -> deltas -> result.
+
+Every front end (CLI, daemon, language server, viewer) calls ``score_document`` (or
+``score_file`` / ``score_text``) and reads the ``svgloo.score/1`` JSON it returns.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from svgloo.engine.backbones import choose_backbone, get_backbone
+from svgloo.engine.document import Document, load_document, parse_document
+from svgloo.engine.errors import ConfigError, LimitError
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
+from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
+from svgloo.engine.safety import check_document
+from svgloo.engine.units import UnitSet, extract_units
+from svgloo.engine.workers import RenderPool, shared_pool
+
+SCHEMA = "svgloo.score/1"
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    backbone: str = "auto"
+    method: str = "fast"
+    size: int = 384
+    subpaths: bool = True
+    reference: str | None = None
+    prompt: str | None = None
+    helpful_threshold: float = 0.005
+    harmful_threshold: float = -0.005
+    weights: str | None = None
+    device: str | None = None
+    limits: Limits = field(default=DEFAULT_LIMITS)
+
+    def key(self) -> dict:
+        """The settings that change a result (for caches)."""
+        d = asdict(self)
+        d.pop("limits")
+        return d
+
+    def with_(self, **changes) -> "ScoreSettings":
+        return replace(self, **changes)
+
+
+def verdict(delta: float, settings: ScoreSettings) -> str:
+    if delta > settings.helpful_threshold:
+        return "helpful"
+    if delta < settings.harmful_threshold:
+        return "harmful"
+    return "neutral"
+
+
+@dataclass
+class ScoreRun:
+    """A finished scoring: the JSON result plus the arrays front ends draw from."""
+
+    result: dict
+    doc: Document
+    units: UnitSet
+    loo: LooResult
+    footprints_cache: dict = field(default_factory=dict, repr=False)
+
+    def footprint(self, unit: int) -> np.ndarray:
+        if unit not in self.footprints_cache:
+            self.footprints_cache[unit] = self.loo.patches[unit].footprint(self.loo.full)
+        return self.footprints_cache[unit]
+
+
+def _render_svg_reference(path: str, size: int, limits: Limits, pool: RenderPool) -> np.ndarray:
+    return render_document(load_document(path, limits), size, limits, pool)
+
+
+def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
+                   pool: RenderPool | None = None, progress=None,
+                   backbone=None, layer_cache=None) -> ScoreRun:
+    """Score every unit of a parsed document. Raises SvglooError subclasses only.
+
+    ``progress(done, total)`` is called as renders finish; ``backbone`` overrides the
+    settings' backbone with a loaded instance; ``layer_cache`` (a mapping kept by the
+    caller) lets the fast method reuse layer renders across calls."""
+    t0 = time.perf_counter()
+    limits = settings.limits
+    pool = pool or shared_pool(limits)
+    warnings = check_document(doc, limits)
+    units = extract_units(doc, settings.subpaths)
+    if len(units) > limits.max_units:
+        raise LimitError(doc.name, f"{len(units)} scoring units; the limit is "
+                                   f"{limits.max_units} (try --no-subpaths)")
+    if settings.method not in ("fast", "naive"):
+        raise ConfigError(doc.name, f"unknown method {settings.method!r} (fast or naive)")
+    t_parse = time.perf_counter() - t0
+
+    choice = choose_backbone(settings.backbone, settings.weights)
+    if backbone is None:
+        backbone = get_backbone(choice.name, settings.weights, settings.device)
+    spec = resolve_reference(doc.name, doc, takes_text=backbone.takes_text,
+                             reference=settings.reference, prompt=settings.prompt)
+    if spec.kind == "text" and not backbone.takes_text:
+        raise ConfigError(doc.name, f"the {backbone.name} backbone cannot compare against "
+                                    f"text ({spec.source}); use --backbone clip or give a "
+                                    "reference image")
+
+    loo = leave_one_out(units, settings.method, settings.size, limits, pool, progress,
+                        layer_cache=layer_cache)
+    t_score = time.perf_counter()
+    reference = load_reference(
+        spec, settings.size, loo.full,
+        lambda p: _render_svg_reference(p, settings.size, limits, pool))
+    prepared = backbone.prepare(reference)
+    full_score = float(backbone.similarity(loo.full[None], prepared)[0])
+    if hasattr(backbone, "similarity_patched"):
+        scores = backbone.similarity_patched(loo.full, loo.patches, prepared)
+    else:
+        scores = _similarity_batched(backbone, loo, prepared)
+    t_score = time.perf_counter() - t_score
+
+    unit_rows = []
+    for u, s in zip(units.units, scores):
+        delta = full_score - float(s)
+        fp_pixels = loo.patches[u.index].footprint_pixels(loo.full)
+        (l0, c0), (l1, c1) = doc.position(u.start), doc.position(u.end)
+        unit_rows.append({
+            "index": u.index, "tag": u.tag, "id": u.id, "kind": u.kind,
+            "subpath": u.subpath, "offsets": [u.start, u.end],
+            "range": {"start": {"line": l0, "character": c0},
+                      "end": {"line": l1, "character": c1}},
+            "delta": round(delta, 6), "verdict": verdict(delta, settings),
+            "footprint_pixels": fp_pixels, "visible": fp_pixels > 0,
+        })
+    notes = []
+    if spec.kind == "self":
+        notes.append("self-analysis: the reference is the full render, so no unit can be "
+                     "harmful; give --reference or --prompt to find harmful units")
+    result = {
+        "schema": SCHEMA,
+        "file": doc.name,
+        "backbone": backbone.name,
+        "backbone_detail": {"description": backbone.description, "reason": choice.reason
+                            if choice.name == backbone.name else "given by the caller"},
+        "reference": spec.to_json(),
+        "method": settings.method,
+        "render_size": settings.size,
+        "subpaths": settings.subpaths,
+        "thresholds": {"helpful": settings.helpful_threshold,
+                       "harmful": settings.harmful_threshold},
+        "full_score": round(full_score, 6),
+        "units": unit_rows,
+        "summary": summarize(unit_rows),
+        "warnings": warnings,
+        "notes": notes,
+        "timings": {"parse_s": round(t_parse, 4),
+                    "render_s": round(loo.timings.get("render_s", 0.0), 4),
+                    "composite_s": round(loo.timings.get("composite_s", 0.0), 4),
+                    "score_s": round(t_score, 4),
+                    "renders": loo.renders,
+                    "total_s": round(time.perf_counter() - t0, 4)},
+    }
+    return ScoreRun(result, doc, units, loo)
+
+
+def _similarity_batched(backbone, loo: LooResult, prepared, batch: int = 32) -> np.ndarray:
+    out = []
+    for start in range(0, len(loo.patches), batch):
+        images = np.stack([p.materialize(loo.full) for p in loo.patches[start:start + batch]]) \
+            if loo.patches[start:start + batch] else np.zeros((0,) + loo.full.shape, np.uint8)
+        out.append(backbone.similarity(images, prepared))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def summarize(rows: list[dict]) -> dict:
+    return {
+        "units": len(rows),
+        "helpful": sum(r["verdict"] == "helpful" for r in rows),
+        "harmful": sum(r["verdict"] == "harmful" for r in rows),
+        "neutral": sum(r["verdict"] == "neutral" for r in rows),
+        "invisible": sum(not r["visible"] for r in rows),
+    }
+
+
+def score_file(path: str, settings: ScoreSettings = ScoreSettings(), **kw) -> ScoreRun:
+    return score_document(load_document(path, settings.limits), settings, **kw)
+
+
+def score_text(text: str | bytes, name: str, settings: ScoreSettings = ScoreSettings(),
+               **kw) -> ScoreRun:
+    """Score a document held in memory (an editor buffer); ``name`` is its path or URI and
+    is used for reference resolution when it is a real path."""
+    return score_document(parse_document(text, name, settings.limits), settings, **kw)
+
+
+def render_document(doc: Document, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+                    pool: RenderPool | None = None) -> np.ndarray:
+    """RGB render of a parsed document, through the safety checks and the worker pool."""
+    check_document(doc, limits)
+    pool = pool or shared_pool(limits)
+    [(rgb, _)] = pool.map(job_render_full, [(doc.text, size, limits, doc.name)], doc.name)
+    return rgb
+
+
+__all__ = ["ScoreSettings", "ScoreRun", "ReferenceSpec", "score_document", "score_file",
+           "score_text", "render_document", "verdict", "SCHEMA"]

@@ -1,0 +1,216 @@
+"""Render worker processes with a memory limit, a CPU limit and a wall-clock timeout.
+
+A hostile document can make CairoSVG run for a long time or allocate gigabytes; that must
+cost one error for that file, never the calling process (the daemon, the editor's language
+server). Workers are long-lived (imports are paid once); a worker that times out or dies
+is killed with its pool, and a fresh pool is started on the next call.
+
+Workers die with the process that owns the pool, however it ends (exit, SIGTERM, kill -9):
+a worker's parent is multiprocessing's fork server, so on Linux each worker asks the kernel
+for SIGKILL when that parent goes (the fork server itself exits when the owner's pipe closes),
+and on every platform a watcher thread exits the worker once the owner's pid is gone.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+
+from svgloo.engine.errors import LimitError, RenderError
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent exits (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc prctl: the owner watch below still applies
+        pass
+
+
+def _owner_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else (pid reused): treat as gone
+        return False
+    return True
+
+
+def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> None:
+    """Exit this worker as soon as the pool's owner or this worker's parent is gone."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid or not _owner_alive(owner_pid):
+                os._exit(1)
+            time.sleep(interval_s)
+
+    threading.Thread(target=watch, name="svgloo-owner-watch", daemon=True).start()
+
+
+def _limit_worker(memory_mb: int, owner_pid: int) -> None:
+    parent_pid = os.getppid()
+    _die_with_parent()
+    # The parent may have gone between fork and prctl: check once after asking.
+    if os.getppid() != parent_pid or not _owner_alive(owner_pid):
+        os._exit(1)
+    _watch_owner(owner_pid, parent_pid)
+    try:
+        import resource
+
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):  # not on this platform: timeouts still apply
+        pass
+    from svgloo.engine.render import warm_up
+
+    warm_up()
+
+
+def _set_cpu_budget(seconds: int) -> None:
+    """Soft CPU limit = CPU used so far + budget: the limit applies to this job only."""
+    try:
+        import resource
+
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        now = int(used.ru_utime + used.ru_stime) + 1
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        soft = now + seconds
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
+    _set_cpu_budget(cpu_seconds)
+    return fn(*args)
+
+
+_live_pools: weakref.WeakSet = weakref.WeakSet()
+
+
+def close_all_pools() -> None:
+    """Kill every pool's workers now (on SIGTERM/SIGHUP, before the interpreter exits and
+    concurrent.futures would wait for queued jobs to finish)."""
+    for pool in list(_live_pools):
+        pool.close()
+
+
+class RenderPool:
+    """A small process pool for render jobs. Thread-safe; one instance per process is
+    enough (see ``shared_pool``)."""
+
+    def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS):
+        self.workers = workers or max(1, min(os.cpu_count() or 1, 4))
+        self.limits = limits
+        self._executor: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        _live_pools.add(self)
+
+    def _get(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
+                    else "spawn"
+                self._executor = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=multiprocessing.get_context(method),
+                    initializer=_limit_worker, initargs=(self.limits.render_memory_mb, os.getpid()))
+            return self._executor
+
+    def _kill(self) -> None:
+        with self._lock:
+            ex, self._executor = self._executor, None
+        if ex is None:
+            return
+        for proc in list(getattr(ex, "_processes", {}).values()):
+            try:
+                proc.kill()
+            except Exception:  # already gone
+                pass
+        ex.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        self._kill()
+
+    def map(self, fn: Callable, jobs: Sequence[tuple], name: str,
+            timeout_s: float | None = None,
+            on_done: Callable[[int], None] | None = None) -> list:
+        """Run ``fn(*job)`` for each job in the workers; results in job order.
+
+        ``timeout_s`` bounds each job's wall-clock time from when the pool reaches it.
+        A job over time, over memory or crashing raises LimitError/RenderError naming
+        ``name``; the pool is replaced and the caller carries on."""
+        timeout_s = timeout_s or self.limits.render_timeout_s
+        ex = self._get()
+        try:
+            futures = [ex.submit(_run_job, self.limits.render_cpu_s, fn, job) for job in jobs]
+        except BrokenProcessPool:
+            self._kill()
+            ex = self._get()
+            futures = [ex.submit(_run_job, self.limits.render_cpu_s, fn, job) for job in jobs]
+        results = []
+        try:
+            # Waiting starts when the previous job is done, so each wait covers at most one
+            # job in flight on another worker plus this one; callers size jobs well below.
+            for i, fut in enumerate(futures):
+                results.append(fut.result(timeout=timeout_s))
+                if on_done:
+                    on_done(i)
+        except FutureTimeout:
+            self._kill()
+            raise LimitError(name, f"rendering took longer than {timeout_s:g} s "
+                                   f"(render timeout); the document is too expensive") from None
+        except BrokenProcessPool:
+            self._kill()
+            raise LimitError(name, "the renderer was killed: it ran out of memory "
+                                   f"({self.limits.render_memory_mb} MB limit) or CPU time "
+                                   f"({self.limits.render_cpu_s} s limit)") from None
+        except MemoryError:
+            self._kill()
+            raise LimitError(name, f"rendering needed more than "
+                                   f"{self.limits.render_memory_mb} MB") from None
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+        return results
+
+
+_shared: RenderPool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_pool(limits: Limits = DEFAULT_LIMITS) -> RenderPool:
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared.limits != limits:
+            if _shared is not None:
+                _shared.close()
+            _shared = RenderPool(limits=limits)
+        return _shared
+
+
+def chunked(items: Iterable, size: int) -> list[list]:
+    items = list(items)
+    return [items[i:i + size] for i in range(0, len(items), max(1, size))]
+
+
+__all__ = ["RenderPool", "shared_pool", "close_all_pools", "chunked", "RenderError"]

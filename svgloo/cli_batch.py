@@ -1,0 +1,57 @@
+"""``svgloo batch DIR``: score and/or structure-analyse every SVG under a folder."""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(sub) -> None:
+    from svgloo.cli_score import add_scoring_arguments
+
+    p = sub.add_parser("batch", help="score/structure every SVG under a folder, in parallel",
+                       description="Score and/or structure-analyse every SVG under a folder "
+                                   "(recursively) in worker processes. Writes results.jsonl "
+                                   "(one JSON line per file) and summary.csv; re-running "
+                                   "skips files already done with the same content and "
+                                   "settings.")
+    p.add_argument("dir", help="folder of SVG files")
+    p.add_argument("--out", default="svgloo-batch",
+                   help="output folder (default ./svgloo-batch)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (each renders with one engine worker)")
+    p.add_argument("--structure", action="store_true", help="also run structure analysis")
+    p.add_argument("--no-score", dest="score", action="store_false",
+                   help="skip leave-one-out scoring (with --structure)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="process only every N-th file starting at I (0-based), for "
+                        "splitting a run over machines")
+    p.add_argument("--limit", type=int, help="only the first N files (sorted by path)")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="re-run files whose previous row is an error")
+    add_scoring_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from svgloo.validation.batch import find_svgs, run_batch, shard
+    from svgloo.cli_score import settings_from_args
+    from svgloo.engine.errors import ConfigError
+
+    if not args.score and not args.structure:
+        raise ConfigError(None, "nothing to do: --no-score without --structure")
+    if args.workers < 1:
+        raise ConfigError(None, "--workers must be at least 1")
+    files = find_svgs(args.dir)
+    if args.limit:
+        files = files[:args.limit]
+    files = shard(files, args.shard)
+    counts = run_batch(files, args.out, settings_from_args(args), do_score=args.score,
+                       do_structure=args.structure, workers=args.workers,
+                       retry_errors=args.retry_errors, progress=sys.stderr.isatty())
+    fps = counts["files_per_second"]
+    print(f"{counts['files']} files: {counts['ok']} ok, {counts['error']} errors, "
+          f"{counts['skipped']} skipped (already done) in {counts['seconds']:.1f} s"
+          + (f" ({fps:.2f} files/s with {args.workers} worker"
+             f"{'s' if args.workers > 1 else ''})" if fps else ""))
+    print(f"results: {args.out}/results.jsonl, summary: {args.out}/summary.csv")
+    return 1 if counts["error"] else 0

@@ -1,0 +1,184 @@
+"""``svgloo daemon start|stop|status`` and ``svgloo watch DIR``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("daemon", help="run the svgloo daemon (warm models, cache, API)",
+                       description="The svgloo daemon keeps models warm, caches results and "
+                                   "serves a local HTTP/JSON API on a Unix socket.")
+    dsub = p.add_subparsers(dest="daemon_command", metavar="ACTION")
+    start = dsub.add_parser("start", help="start the daemon (detached unless --foreground)")
+    start.add_argument("--foreground", action="store_true",
+                       help="run in this process (for systemd/launchd and debugging)")
+    _socket_arg(start)
+    start.add_argument("--tcp", type=int, metavar="PORT",
+                       help="also listen on 127.0.0.1:PORT (0: any free port), with a bearer "
+                            "token in <socket>.token")
+    start.add_argument("--log-level", default="INFO")
+    start.set_defaults(func=run_start)
+    stop = dsub.add_parser("stop", help="stop the running daemon")
+    _socket_arg(stop)
+    stop.set_defaults(func=run_stop)
+    status = dsub.add_parser("status", help="show the daemon's state")
+    _socket_arg(status)
+    status.add_argument("--json", action="store_true", help="print the status JSON")
+    status.set_defaults(func=run_status)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    from svgloo.cli_score import add_reference_arguments, add_scoring_arguments
+
+    w = sub.add_parser("watch", help="re-score SVG files in a folder whenever they are saved",
+                       description="Watch a folder and print one line per re-scored SVG "
+                                   "file (Ctrl-C stops). Results also go to the cache.")
+    w.add_argument("folder", help="folder to watch (recursively)")
+    add_reference_arguments(w)
+    add_scoring_arguments(w)
+    w.add_argument("--json", action="store_true", help="print one JSON event per line")
+    w.add_argument("--debounce", type=float, default=0.3, help="quiet time in seconds "
+                                                               "before re-scoring (0.3)")
+    w.set_defaults(func=run_watch)
+
+
+def _socket_arg(p) -> None:
+    p.add_argument("--socket", metavar="PATH",
+                   help="Unix socket (default: $SVGLOO_SOCKET or "
+                        "<user runtime dir>/svgloo/daemon.sock)")
+
+
+def _socket(args) -> Path:
+    from svgloo.daemon.server import default_socket_path
+
+    return Path(args.socket) if args.socket else default_socket_path()
+
+
+def run_start(args) -> int:
+    from svgloo.daemon.server import run_foreground, socket_answers
+
+    path = _socket(args)
+    if args.foreground:
+        return run_foreground(path, args.tcp, log_level=args.log_level)
+    if socket_answers(path):
+        print(f"svgloo daemon: already running on {path}")
+        return 0
+    from svgloo.daemon.client import DaemonUnavailable, start_daemon
+
+    extra = [] if args.tcp is None else ["--tcp", str(args.tcp)]
+    try:
+        pid = start_daemon(path, extra + ["--log-level", args.log_level])
+    except DaemonUnavailable as exc:
+        print(f"svgloo: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"svgloo daemon: started (pid {pid}) on {path}")
+    return 0
+
+
+def run_stop(args) -> int:
+    from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+    from svgloo.daemon.server import pid_path, socket_answers
+
+    path = _socket(args)
+    client = DaemonClient(path, autostart=False, timeout=10)
+    try:
+        pid = client.shutdown().get("pid")
+    except (DaemonUnavailable, DaemonError):
+        pid = None
+        try:  # not answering: fall back to the pid file
+            pid = int(pid_path(path).read_text().strip())
+            os.kill(pid, signal.SIGTERM)
+        except (OSError, ValueError):
+            print(f"svgloo daemon: not running on {path}")
+            return 0
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and socket_answers(path, 0.2):
+        time.sleep(0.1)
+    print(f"svgloo daemon: stopped (pid {pid})")
+    return 0
+
+
+def run_status(args) -> int:
+    from svgloo.daemon.client import DaemonClient, DaemonUnavailable
+
+    path = _socket(args)
+    try:
+        st = DaemonClient(path, autostart=False, timeout=10).status()
+    except DaemonUnavailable:
+        print(f"svgloo daemon: not running (socket {path})")
+        return 1
+    if args.json:
+        print(json.dumps(st, indent=2))
+        return 0
+    models = ", ".join(f"{m['name']} on {m['device']}" for m in st["models_loaded"]) or \
+        "none yet (loaded on the first request)"
+    c = st["cache"]
+    addr = st["address"]
+    print(f"svgloo daemon {st.get('version', '')} (pid {st['pid']})")
+    print(f"  address:  {addr['socket']}" + (f", {addr['tcp']}" if addr.get("tcp") else ""))
+    print(f"  uptime:   {st['uptime_s']:.0f} s")
+    print(f"  models:   {models}")
+    print(f"  queue:    {st['queue_length']} waiting"
+          + (f", running {st['running']['file']}" if st.get("running") else ""))
+    print(f"  jobs:     {st['jobs']['completed']} done, {st['jobs']['failed']} failed, "
+          f"{st['jobs']['cancelled']} cancelled")
+    print(f"  cache:    {c['hits']} hits, {c['misses']} misses, {c['memory_entries']} in "
+          f"memory, {c['layer_entries']} layers ({c['layer_bytes'] / 1e6:.0f} MB); "
+          f"{c['directory']}")
+    if st.get("watching"):
+        print(f"  watching: {', '.join(st['watching'])}")
+    return 0
+
+
+def _event_line(ev: dict) -> str:
+    stamp = time.strftime("%H:%M:%S")
+    path = ev.get("path")
+    if ev["event"] == "deleted":
+        return f"{stamp} {path}: deleted"
+    if ev["event"] == "error":
+        e = ev.get("error") or {}
+        return f"{stamp} {path}: error ({e.get('kind')}): {e.get('message')}"
+    r = ev["result"]
+    s = r["summary"]
+    d = r.get("daemon", {})
+    how = "cached" if d.get("cached") else f"{d.get('elapsed_s', 0):.2f} s"
+    return (f"{stamp} {path}: {s['units']} units, {s['helpful']} helpful, {s['harmful']} "
+            f"harmful, {s['neutral']} neutral, {s['invisible']} invisible ({how})")
+
+
+def run_watch(args) -> int:
+    from svgloo.daemon.service import ScoringService
+    from svgloo.daemon.client import settings_dict
+    from svgloo.cli_score import settings_from_args
+    from svgloo.engine.errors import InputError
+
+    folder = os.path.abspath(args.folder)
+    if not os.path.isdir(folder):
+        raise InputError(folder, "not a folder")
+    settings = settings_dict(settings_from_args(args))
+    if settings.get("reference"):
+        settings["reference"] = os.path.abspath(settings["reference"])
+
+    def on_event(ev: dict) -> None:
+        if args.json:
+            print(json.dumps(ev), flush=True)
+        else:
+            print(_event_line(ev), flush=True)
+
+    service = ScoringService()
+    service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)
+    print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        service.close()
+        service.pool.close()
+    return 0

@@ -1,0 +1,146 @@
+"""``svgloo structure FILE``: which element serves which concept, and the structure metrics."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from svgloo.engine.limits import DEFAULT_LIMITS
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "structure", help="concepts, element-concept attribution and structure metrics",
+        description="Attribute every element's leave-one-out footprint to the picture's "
+                    "visual concepts and report purity, coverage, compactness, locality "
+                    "and crosstalk: how editable the file's structure is.")
+    p.add_argument("file", help="SVG file (.svg or .svgz)")
+    p.add_argument("--concept", action="append", default=[], metavar="TEXT",
+                   help="a concept of the picture (repeat for several); implies the author "
+                        "source under --concepts auto")
+    p.add_argument("--concepts", dest="concept_source", default="auto",
+                   choices=["auto", "author", "labels", "regions", "vlm"],
+                   help="concept source (default auto: author if given or in svgloo.toml, "
+                        "else the file's own labels if it names two or more, else a local "
+                        "VLM if its weights are present, else colour regions)")
+    p.add_argument("--grounder", default="auto",
+                   choices=["auto", "labels", "regions", "clipseg", "masks"],
+                   help="where each concept is (default auto: labels/regions ground "
+                        "themselves; author/vlm concepts use CLIPSeg if its weights are "
+                        "present, else --masks)")
+    p.add_argument("--masks", dest="masks_dir", metavar="DIR",
+                   help="one grayscale PNG per concept, named by the concept's slug "
+                        "(red-flower-head.png)")
+    p.add_argument("--definitions", choices=["paper", "lica"], default="paper",
+                   help="metric definitions: the paper's (default) or the published "
+                        "lica-bench svg_loo code's")
+    p.add_argument("--subpaths", action="store_true",
+                   help="split compound paths into subpath units (default: whole elements, "
+                        "as editors edit them)")
+    p.add_argument("--method", choices=["fast", "naive"], default="fast",
+                   help="leave-one-out method (default fast)")
+    p.add_argument("--size", type=int, default=384, help="render size in pixels (default 384)")
+    p.add_argument("--device", help="torch device for model plugins (vlm, clipseg)")
+    p.add_argument("--json", action="store_true",
+                   help="print the svgloo.structure/1 JSON object")
+    p.add_argument("--plots", metavar="DIR",
+                   help="write the attribution matrix, concept heatmaps and per-concept "
+                        "footprint overlays as PNGs")
+    p.set_defaults(func=run)
+
+
+def settings_from_args(args):
+    from svgloo.structure.analysis import StructureSettings
+
+    return StructureSettings(concepts=tuple(args.concept), concept_source=args.concept_source,
+                             grounder=args.grounder, masks_dir=args.masks_dir,
+                             definitions=args.definitions, subpaths=args.subpaths,
+                             size=args.size, method=args.method, limits=DEFAULT_LIMITS,
+                             device=args.device)
+
+
+def run(args) -> int:
+    from svgloo.cli_score import progress_bar
+    from svgloo.structure.analysis import structure_file
+
+    settings = settings_from_args(args)
+    bar = progress_bar(f"analysing {args.file}")
+    try:
+        run_ = structure_file(args.file, settings, progress=bar)
+    finally:
+        bar.close()
+    if args.plots:
+        from svgloo.structure.plots import write_structure_plots
+
+        paths = write_structure_plots(run_, args.plots)
+        print(f"wrote {len(paths)} images to {args.plots}", file=sys.stderr)
+    if args.json:
+        json.dump(run_.result, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print_report(run_.result)
+    return 0
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def print_report(result: dict, out=None) -> None:
+    from svgloo.structure.analysis import METRIC_HELP
+
+    out = out or sys.stdout
+    print(result["file"], file=out)
+    concepts = result["concepts"]
+    src = result.get("concept_source")
+    grounder = result.get("grounder")
+    print(f"  concepts: {src} source" + (f", {grounder} grounder" if grounder else "")
+          + f"; {result.get('unit_kind', 'element')} units; {result['definitions']} "
+            "definitions", file=out)
+    for w in result.get("warnings", []):
+        print(f"  warning: {w}", file=out)
+    if not concepts:
+        print("  no concepts found: nothing to attribute, so there are no metrics.", file=out)
+        for note in result.get("notes", []):
+            print(f"  note: {note}", file=out)
+        return
+    print(file=out)
+    name_w = max(len(c["name"]) for c in concepts)
+    per = {c["name"]: c for c in result["per_concept"]}
+    print(f"  {'#':>2}  {'concept':<{name_w}}  {'units':<16} {'compact':>7} {'local':>7} "
+          f"{'xtalk':>7}", file=out)
+    for j, c in enumerate(concepts):
+        units = ",".join(str(i) for i in c["units"]) or "-"
+        if len(units) > 16:
+            units = units[:13] + "..."
+        pc = per.get(c["name"], {})
+        print(f"  {j:>2}  {c['name']:<{name_w}}  {units:<16} {_fmt(pc.get('compactness')):>7} "
+              f"{_fmt(pc.get('locality')):>7} {_fmt(pc.get('crosstalk')):>7}", file=out)
+    print(file=out)
+    for key, value in result["metrics"].items():
+        print(f"  {key:<12} {_fmt(value):>6}  {METRIC_HELP[key]}", file=out)
+    for key, value in (result.get("lica_extra") or {}).items():
+        print(f"  {key:<12} {value:>6.3f}  (lica)", file=out)
+    print(file=out)
+    rows = result["units"]
+    label_w = max([len(_label(r)) for r in rows] + [7])
+    print(f"  {'unit':>4}  {'element':<{label_w}}  {'line':>5}  {'primary concept':<24} "
+          f"{'purity':>6}", file=out)
+    for r in rows:
+        if r["active"]:
+            name = concepts[r["primary"]]["name"] if r["primary"] is not None else "-"
+            prim = f"{r['primary']}: {name}"[:24]
+            pur = _fmt(r["purity"])
+        else:
+            prim, pur = "(inactive)", ""
+        print(f"  {r['index']:>4}  {_label(r):<{label_w}}  {r['line'] + 1:>5}  {prim:<24} "
+              f"{pur:>6}", file=out)
+    for note in result.get("notes", []):
+        print(f"  note: {note}", file=out)
+
+
+def _label(r: dict) -> str:
+    label = r["tag"] + (f"#{r['id']}" if r.get("id") else "")
+    if r.get("subpath") is not None:
+        label += f" subpath {r['subpath']}"
+    return label[:40]

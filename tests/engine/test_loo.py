@@ -1,0 +1,97 @@
+"""Leave-one-out images: fast equals naive; footprints; blocks for coupled units."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from svgloo.engine.blocks import compute_blocks
+from svgloo.engine.document import load_document, parse_document
+from svgloo.engine.loo import loo_fast, loo_naive
+from svgloo.engine.render import over_white, render_rgba
+from svgloo.engine.units import extract_units, text_without
+
+from conftest import corpus_files
+
+TOLERANCE = 2  # /255 per channel
+
+
+def _max_diff(fast, naive, n):
+    worst = int(np.abs(fast.full.astype(int) - naive.full).max())
+    for k in range(n):
+        worst = max(worst, int(np.abs(fast.image_without(k).astype(int)
+                                      - naive.image_without(k)).max()))
+    return worst
+
+
+# One test per corpus file, so a failure names the file and the suite can spread the corpus
+# over both cores (pytest-xdist); the two methods run back to back on the same pool.
+@pytest.mark.slow
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fast_equals_naive_on_every_corpus_file(corpus_dir, render_pool, path):
+    us = extract_units(load_document(path))
+    fast = loo_fast(us, pool=render_pool)
+    naive = loo_naive(us, pool=render_pool)
+    assert _max_diff(fast, naive, len(us.units)) <= TOLERANCE
+
+
+COUPLED = """<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 40 40">
+  <rect width="40" height="40" fill="#eee"/>
+  <g opacity="0.5"><circle cx="10" cy="10" r="8" fill="red"/><circle cx="16" cy="12" r="8" fill="blue"/>
+    <rect x="30" y="30" width="6" height="6"/></g>
+  <g mask="url(#m)"><rect x="2" y="20" width="20" height="15" fill="green"/></g>
+  <mask id="m"><rect x="0" y="0" width="12" height="40" fill="white"/></mask>
+  <path id="a" d="M22 2h10v10h-10z"/>
+  <use xlink:href="#a" x="6" y="6" fill="orange"/>
+  <path fill-rule="evenodd" d="M2 22h16v16H2z m4 4h8v8h-8z"/>
+  <g filter="url(#f)"><rect x="25" y="25" width="5" height="5"/></g>
+  <filter id="f"><feOffset dx="2" dy="2"/></filter>
+</svg>"""
+
+
+@pytest.mark.parametrize("masked", [True, False])
+def test_fast_equals_naive_with_group_opacity_masks_references_holes_and_filters(
+        render_pool, masked):
+    svg = COUPLED if masked else COUPLED.replace(' mask="url(#m)"', "")
+    us = extract_units(parse_document(svg, "coupled.svg"))
+    fast = loo_fast(us, pool=render_pool)
+    naive = loo_naive(us, pool=render_pool)
+    assert _max_diff(fast, naive, len(us.units)) <= TOLERANCE
+
+
+def test_blocks_group_coupled_units():
+    us = extract_units(parse_document(COUPLED, "coupled.svg"))
+    blocks = {(b.lo, b.hi): b.local for b in compute_blocks(us)}
+    # units: 0 bg, 1-3 opacity group, 4 masked rect, 5 path#a, 6 use, 7-8 subpaths, 9 filtered
+    # CairoSVG's masks reach outside the masked group: the whole document is one block.
+    assert blocks == {(0, 9): False}
+    no_mask = extract_units(parse_document(COUPLED.replace(' mask="url(#m)"', ""), "c.svg"))
+    blocks = {(b.lo, b.hi): b.local for b in compute_blocks(no_mask)}
+    assert blocks[(1, 3)] is True          # group opacity: local
+    assert blocks[(5, 6)] is False         # <use> of a drawn path: coupled
+    assert blocks[(7, 8)] is True          # subpaths of one path (taken whole)
+    assert (0, 0) in blocks and (4, 4) in blocks and (9, 9) in blocks
+
+
+def test_leave_one_out_image_is_the_render_without_that_unit(render_pool):
+    us = extract_units(parse_document(COUPLED, "coupled.svg"))
+    fast = loo_fast(us, pool=render_pool)
+    for k in (0, 2, 7):
+        direct = over_white(render_rgba(text_without(us, {k})))
+        assert np.abs(fast.image_without(k).astype(int) - direct).max() <= TOLERANCE
+
+
+def test_footprint_marks_the_removed_shape_and_invisible_units_have_none(render_pool):
+    svg = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">
+      <rect x="10" y="10" width="30" height="30" fill="black"/>
+      <rect x="15" y="15" width="10" height="10" fill="black"/>
+      <circle cx="80" cy="80" r="5" fill="none"/></svg>"""
+    us = extract_units(parse_document(svg, "f.svg"))
+    loo = loo_fast(us, pool=render_pool)
+    fp0 = loo.patches[0].footprint(loo.full)
+    # the big square minus the small one on top of it, at 384/100 px per unit
+    expected = 30 * 30 - 10 * 10
+    assert abs(loo.patches[0].footprint_pixels(loo.full) / 3.84 ** 2 - expected) < 0.05 * expected
+    assert fp0.max() == pytest.approx(1.0)
+    assert loo.patches[1].footprint_pixels(loo.full) == 0   # drawn over the same black
+    assert loo.patches[2].footprint_pixels(loo.full) == 0   # no fill, no stroke

@@ -1,0 +1,56 @@
+"""Subpath splitting: exact ranges and absolute start points, checked against a hand trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from svgloo.engine.pathdata import (PathSyntaxError, remove_subpath, split_subpaths,
+                                    standalone_subpath)
+
+
+def test_relative_movetos_are_resolved_through_closepath():
+    d = "m10 10 5 5 5 0z m5 5h3v3zM1 1a2 2 0 011 1"
+    sps = split_subpaths(d)
+    assert [d[s.start:s.end] for s in sps] == ["m10 10 5 5 5 0z", "m5 5h3v3z",
+                                                "M1 1a2 2 0 011 1"]
+    # z returns to (10, 10); "m5 5" is relative to that
+    assert [s.start_point for s in sps] == [(10, 10), (15, 15), (1, 1)]
+    assert standalone_subpath(d, sps[0]) == "M10 10 l 5 5 5 0z"
+    assert standalone_subpath(d, sps[1]) == "M15 15h3v3z"
+
+
+def test_relative_moveto_after_open_subpath_uses_its_end_point():
+    d = "M0 0 l10 0 l0 10 m-5 -5 h1"
+    sps = split_subpaths(d)
+    assert sps[1].start_point == (5, 5)
+
+
+def test_curves_arcs_and_smooth_commands_move_the_current_point():
+    # c: end (6,6); s: +(2,2) -> (8,8); q abs end (9,9); t +(1,1) -> (10,10)
+    # a with packed flags "011": end +(1,1) -> (11,11); H/V
+    d = "M0 0c1 1 2 2 6 6s1 1 2 2Q5 5 9 9t1 1a1 1 0 011 1H20V30m1 1"
+    sps = split_subpaths(d)
+    assert sps[1].start_point == (21, 31)
+
+
+def test_numbers_without_separators():
+    d = "M.5.5l1-1 .5.5m1e1-2E0 1 1"
+    sps = split_subpaths(d)
+    # after "l1-1 .5.5": (.5+1+.5, .5-1+.5) = (2, 0); then m10 -2 -> (12, -2)
+    assert sps[1].start_point == (12, -2)
+    assert sps[1].has_implicit_lineto
+
+
+def test_removing_relative_subpath_keeps_the_next_one_in_place():
+    d = "M0 0h4v4h-4z m10 0h4v4h-4z m10 0h4v4h-4z"
+    sps = split_subpaths(d)
+    out = remove_subpath(d, sps, 1)
+    rest = split_subpaths(out)
+    assert [s.start_point for s in rest] == [(0, 0), (20, 0)]
+    assert remove_subpath(d, sps, 0).startswith("M10 0")
+
+
+@pytest.mark.parametrize("d", ["L1 1", "M1", "M1 1 Z 3", "M1 1 X2 2", "M1 1a1 1 0 2 1 1 1"])
+def test_invalid_path_data_raises(d):
+    with pytest.raises(PathSyntaxError):
+        split_subpaths(d)

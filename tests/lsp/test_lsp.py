@@ -1,0 +1,332 @@
+"""End-to-end tests of `svgloo lsp` (the real server process) with pytest-lsp, as VS Code
+(push diagnostics, UTF-16) and as Neovim 0.11 (pull diagnostics, UTF-8)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from lxml import etree
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from conftest import CORPUS, EXAMPLES
+
+# One server per client kind for the module (starting one costs seconds); each test opens
+# its own documents.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180),
+              pytest.mark.asyncio(loop_scope="module")]
+
+EMOJI = "\U0001F3B1"
+STRAY = '<rect x="2" y="2" width="8" height="8" fill="#F4900C"/>'
+WAIT_S = 90
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    params=["visual-studio-code", "neovim"],
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "svgloo", "lsp"]),
+)
+async def client(lsp_client: LanguageClient, request, tmp_path_factory):
+    lsp_client.set_configuration({"useDaemon": False}, section="svgloo")
+    # Record every publishDiagnostics with its version (pytest-lsp keeps only the last).
+    lsp_client.published = []
+    original = lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def record(params: types.PublishDiagnosticsParams):
+        lsp_client.published.append(params)
+        return original(params)
+
+    lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    lsp_client.lens_refreshes = 0
+
+    def lens_refresh(params):  # VS Code's capabilities include codeLens refresh support
+        lsp_client.lens_refreshes += 1
+
+    lsp_client.protocol.fm.features[types.WORKSPACE_CODE_LENS_REFRESH] = lens_refresh
+    caps = client_capabilities(request.param)
+    lsp_client.init_result = await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=caps, root_uri=tmp_path_factory.getbasetemp().as_uri(),
+        initialization_options={"useDaemon": False, "renderSize": 192}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+# --- independent helpers ------------------------------------------------------------------
+
+def encoding_of(client: LanguageClient) -> str:
+    enc = client.init_result.capabilities.position_encoding or "utf-16"
+    return getattr(enc, "value", enc)
+
+
+def units(s: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(s.encode("utf-8"))
+    if encoding == "utf-32":
+        return len(s)
+    return len(s.encode("utf-16-le")) // 2
+
+
+def position(text: str, offset: int, encoding: str) -> types.Position:
+    line = text.count("\n", 0, offset)
+    prefix = text[text.rfind("\n", 0, offset) + 1:offset]
+    return types.Position(line=line, character=units(prefix, encoding))
+
+
+def span_range(text: str, start: int, end: int, encoding: str) -> types.Range:
+    return types.Range(start=position(text, start, encoding), end=position(text, end, encoding))
+
+
+def offset_of(text: str, pos: types.Position, encoding: str) -> int:
+    lines = text.split("\n")
+    base = sum(len(line) + 1 for line in lines[:pos.line])
+    line, used = lines[pos.line], 0
+    for i, ch in enumerate(line):
+        if used >= pos.character:
+            return base + i
+        used += units(ch, encoding)
+    return base + len(line)
+
+
+def apply_workspace_edit(text: str, edit: types.WorkspaceEdit, uri: str, version: int,
+                         encoding: str) -> str:
+    [change] = edit.document_changes
+    assert change.text_document.uri == uri
+    assert change.text_document.version == version  # a versioned edit for this text
+    spans = sorted(((offset_of(text, e.range.start, encoding),
+                     offset_of(text, e.range.end, encoding), e.new_text) for e in change.edits),
+                   reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def pulls(client: LanguageClient) -> bool:
+    return client.capabilities.text_document.diagnostic is not None
+
+
+async def diagnostics(client: LanguageClient, uri: str, version: int) -> list[types.Diagnostic]:
+    """The diagnostics for ``version``: pulled (Neovim) or waited for (VS Code)."""
+    if pulls(client):
+        report = await asyncio.wait_for(client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(
+                text_document=types.TextDocumentIdentifier(uri=uri))), WAIT_S)
+        return list(report.items)
+
+    async def published():
+        while True:
+            for p in client.published:
+                if p.uri == uri and p.version == version:
+                    return list(p.diagnostics)
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    return await asyncio.wait_for(published(), WAIT_S)
+
+
+def open_doc(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="svg", version=version,
+                                             text=text)))
+    return uri
+
+
+def stray_fixture(tmp_path: Path) -> tuple[Path, str, str, int]:
+    """A corpus file with a comment holding an astral character and a stray element
+    injected on the same line; its clean original as the sidecar reference."""
+    src = CORPUS / "twemoji" / "1f387.svg"
+    if not src.is_file():
+        pytest.skip("the shared corpus is not present")
+    clean = src.read_text(encoding="utf-8")
+    at = clean.rindex("</svg>")
+    prefix = clean[:at] + f"<!-- {EMOJI} -->"
+    dirty = prefix + STRAY + clean[at:]
+    path = tmp_path / "fireworks.svg"
+    path.write_text(dirty, encoding="utf-8")
+    (tmp_path / "fireworks.ref.svg").write_text(clean, encoding="utf-8")
+    return path, dirty, clean, len(prefix)
+
+
+async def code_actions(client, uri, diag) -> list[types.CodeAction]:
+    got = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
+        context=types.CodeActionContext(diagnostics=[diag])))
+    return [a for a in got or [] if isinstance(a, types.CodeAction)]
+
+
+# --- tests ----------------------------------------------------------------------------------
+
+async def test_stray_element_warning_and_remove_element(client: LanguageClient, tmp_path):
+    path, dirty, clean, at = stray_fixture(tmp_path)
+    enc = encoding_of(client)
+    uri = open_doc(client, path, dirty)
+    diags = await diagnostics(client, uri, 1)
+
+    warnings = [d for d in diags if d.severity == types.DiagnosticSeverity.Warning]
+    assert len(warnings) == 1, diags
+    [w] = warnings
+    assert w.range == span_range(dirty, at, at + len(STRAY), enc)
+    assert w.code == "harmful" and w.source == "svgloo"
+    assert "delta -" in w.message
+    assert not [d for d in diags if d.severity == types.DiagnosticSeverity.Error]
+
+    # Hover on the stray element; summary code lens on the root <svg>.
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=position(dirty, at + 3, enc)))
+    assert hover is not None and "harmful" in hover.contents.value
+    assert "footprint" in hover.contents.value
+    assert "of 192x192" in hover.contents.value  # renderSize from the init options
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert lenses and lenses[0].range.start == types.Position(line=0, character=0)
+    assert "1 harmful" in lenses[0].command.title
+
+    # Quick fix: a versioned edit that leaves the file minus exactly that element.
+    fixes = [a for a in await code_actions(client, uri, w) if a.title.startswith("Remove element")]
+    assert len(fixes) == 1
+    fixed = apply_workspace_edit(dirty, fixes[0].edit, uri, 1, enc)
+    assert fixed == dirty[:at] + dirty[at + len(STRAY):]
+    etree.fromstring(fixed.encode("utf-8"))
+
+    # Once the text changed, the old diagnostic no longer offers a fix.
+    new_text = dirty.replace(STRAY, STRAY.replace('x="2"', 'x="3"'))
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=new_text)]))
+    assert not [a for a in await code_actions(client, uri, w)
+                if a.title.startswith("Remove element")]
+
+    if client.capabilities.window.work_done_progress:
+        kinds = [type(v).__name__ for reports in client.progress_reports.values()
+                 for v in reports]
+        assert "WorkDoneProgressBegin" in kinds and "WorkDoneProgressEnd" in kinds
+
+
+async def test_remove_subpath_keeps_other_subpaths(client: LanguageClient, tmp_path):
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.render import render_rgba
+    from svgloo.engine.units import extract_units, text_without
+
+    clean = (EXAMPLES / "billiards.svg").read_text(encoding="utf-8")
+    # Inject a 3x3 subpath into the compound "8" path, between two subpaths chained by
+    # relative movetos; the next moveto is adjusted so every other subpath stays put.
+    join = clean.index("zm2.742-.176") + 1
+    injected = "m-3.7-3.5h3v3h-3z"
+    dirty = clean[:join] + injected + "m6.442 3.324" + clean[join + len("m2.742-.176"):]
+    path = tmp_path / "eight.svg"
+    path.write_text(dirty, encoding="utf-8")
+    (tmp_path / "eight.ref.svg").write_text(clean, encoding="utf-8")
+    enc = encoding_of(client)
+    uri = open_doc(client, path, dirty)
+
+    diags = await diagnostics(client, uri, 1)
+    warnings = [d for d in diags if d.severity == types.DiagnosticSeverity.Warning]
+    assert [w.range for w in warnings] == [span_range(dirty, join, join + len(injected), enc)]
+    fixes = [a for a in await code_actions(client, uri, warnings[0])
+             if a.title.startswith("Remove subpath")]
+    assert len(fixes) == 1
+    fixed = apply_workspace_edit(dirty, fixes[0].edit, uri, 1, enc)
+    assert injected not in fixed
+
+    size = 192
+    after = render_rgba(fixed, size).astype(int)
+    before = render_rgba(dirty, size).astype(int)
+    us = extract_units(parse_document(dirty, "eight.svg"))
+    [stray] = [u.index for u in us.units if u.start == join]
+    assert np.array_equal(after, render_rgba(text_without(us, {stray}), size))
+    # Outside the removed square (user units 10..13 x 16.7..19.7, +2 px) nothing moved.
+    scale = size / 36
+    outside = np.ones((size, size), bool)
+    outside[int(16.7 * scale) - 2:int(19.7 * scale) + 3, int(10 * scale) - 2:int(13 * scale) + 3] = False
+    assert np.abs(after - before).max(axis=2)[outside].max() <= 3
+    assert np.abs(after - before).max(axis=2)[~outside].max() > 100  # the square is gone
+
+
+async def test_burst_of_changes_publishes_last_version_only(client: LanguageClient, tmp_path):
+    path, dirty, clean, at = stray_fixture(tmp_path)
+    enc = encoding_of(client)
+    uri = open_doc(client, path, dirty)
+    await diagnostics(client, uri, 1)
+    client.published.clear()
+
+    # 50 incremental edits, each moving the stray rect: x="2" -> x="2.2" -> ... -> x="12.2".
+    text = dirty
+    for version in range(2, 52):
+        start = text.index('x="', at) + 3
+        end = text.index('"', start)
+        new = f"{2 + version / 5:g}"
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=span_range(text, start, end, enc), text=new)]))
+        text = text[:start] + new + text[end:]
+    assert 'x="12.2"' in text
+
+    diags = await diagnostics(client, uri, 51)
+    stray_end = text.index("/>", at) + 2
+    harmful = [d for d in diags if d.code == "harmful"]
+    assert [d.range for d in harmful] == [span_range(text, at, stray_end, enc)]
+    assert all(d.data["version"] == 51 for d in harmful)
+    if pulls(client):
+        assert client.published == []
+    else:
+        assert {p.version for p in client.published if p.uri == uri} == {51}
+
+
+async def test_malformed_and_non_svg_documents_give_one_error(client: LanguageClient,
+                                                             tmp_path):
+    enc = encoding_of(client)
+    bad = f'<svg xmlns="http://www.w3.org/2000/svg">\n<title>{EMOJI}</title><rect>\n</svg>\n'
+    with pytest.raises(etree.XMLSyntaxError) as lx:
+        etree.fromstring(bad.encode("utf-8"))
+    uri = open_doc(client, tmp_path / "bad.svg", bad)
+    diags = await diagnostics(client, uri, 1)
+    assert len(diags) == 1
+    [d] = diags
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert d.range.start.line == lx.value.lineno - 1
+    assert "malformed XML" in d.message
+
+    html = "<html><body>not a picture</body></html>\n"
+    uri2 = open_doc(client, tmp_path / "page.svg", html)
+    diags = await diagnostics(client, uri2, 1)
+    assert len(diags) == 1 and diags[0].severity == types.DiagnosticSeverity.Error
+    assert "not an SVG" in diags[0].message
+    assert diags[0].range.start == position(html, 0, enc)
+
+    # The server is still alive and scoring after bad input.
+    good = (EXAMPLES / "billiards.svg").read_text(encoding="utf-8")
+    uri3 = open_doc(client, tmp_path / "good.svg", good)
+    diags = await diagnostics(client, uri3, 1)
+    assert not [d for d in diags if d.severity == types.DiagnosticSeverity.Error]
+
+
+async def test_configuration_change_rescores(client: LanguageClient, tmp_path):
+    path, dirty, clean, at = stray_fixture(tmp_path)
+    uri = open_doc(client, path, dirty)
+    diags = await diagnostics(client, uri, 1)
+    assert [d.code for d in diags if d.code == "harmful"] == ["harmful"]
+
+    client.published.clear()
+    client.set_configuration({"useDaemon": False, "diagnostics": {"harmful": False}},
+                             section="svgloo")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+    if pulls(client):
+        # Pulled after the change: the server answers with the new settings.
+        async def until_off():
+            while True:
+                items = await diagnostics(client, uri, 1)
+                if not [d for d in items if d.code == "harmful"]:
+                    return items
+                await asyncio.sleep(0.2)
+        await asyncio.wait_for(until_off(), WAIT_S)
+    else:
+        diags = await diagnostics(client, uri, 1)
+        assert not [d for d in diags if d.code == "harmful"]
+    client.set_configuration({"useDaemon": False}, section="svgloo")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))

@@ -1,0 +1,168 @@
+"""Unit tests for svgloo.lsp.convert and svgloo.lsp.actions (no server process)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from lsprotocol import types
+from lxml import etree
+
+from svgloo.engine.document import parse_document
+from svgloo.engine.errors import InputError
+from svgloo.engine.units import apply_edits, extract_units
+from svgloo.lsp import actions
+from svgloo.lsp.convert import (UTF8, UTF16, UTF32, DiagnosticOptions, LineIndex,
+                                chars_for_units, code_units, error_diagnostic,
+                                score_diagnostics)
+
+EMOJI = "\U0001F3B1"  # billiards ball: astral, 2 UTF-16 units, 4 UTF-8 bytes
+
+
+def expected_position(text: str, offset: int, encoding: str) -> tuple[int, int]:
+    """Independent reference: LSP position of a code-point offset (text with \\n only)."""
+    line = text.count("\n", 0, offset)
+    prefix = text[text.rfind("\n", 0, offset) + 1:offset]
+    if encoding == UTF16:
+        return line, len(prefix.encode("utf-16-le")) // 2
+    if encoding == UTF8:
+        return line, len(prefix.encode("utf-8"))
+    return line, len(prefix)
+
+
+@pytest.mark.parametrize("encoding", [UTF8, UTF16, UTF32])
+def test_positions_round_trip_with_astral_characters(encoding):
+    text = f"<svg>\n  <title>{EMOJI}é{EMOJI}</title><rect/>\n\u00e9<g/>\n"
+    lines = LineIndex(text, encoding)
+    for offset in range(len(text) + 1):
+        pos = lines.position(offset)
+        assert (pos.line, pos.character) == expected_position(text, offset, encoding)
+        assert lines.offset(pos) == offset
+
+
+def test_utf16_counts_surrogate_pairs():
+    assert code_units(EMOJI, UTF16) == 2
+    assert code_units(EMOJI, UTF8) == 4
+    assert code_units(EMOJI, UTF32) == 1
+    # A position inside a surrogate pair rounds down to the character's start.
+    assert chars_for_units("a" + EMOJI + "b", 2, UTF16) == 1
+    assert chars_for_units("a" + EMOJI + "b", 3, UTF16) == 2
+    assert chars_for_units("ab", 99, UTF16) == 2
+
+
+def test_harmful_range_after_emoji_title(tmp_path):
+    """The engine's code-point offsets land on the element in UTF-16 and UTF-8."""
+    from svgloo.engine.score import ScoreSettings, score_text
+
+    clean = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 36 36">'
+             f"<title>{EMOJI} ball {EMOJI}</title>"
+             '<circle fill="#31373D" cx="18" cy="18" r="14"/></svg>')
+    stray = '<rect x="2" y="26" width="9" height="7" fill="#F4900C"/>'
+    at = clean.index("</svg>")
+    dirty = clean[:at] + stray + clean[at:]
+    (tmp_path / "ball.ref.svg").write_text(clean, encoding="utf-8")
+    run = score_text(dirty, str(tmp_path / "ball.svg"), ScoreSettings(size=96))
+    for encoding in (UTF16, UTF8):
+        diags = score_diagnostics(run.result, LineIndex(dirty, encoding), DiagnosticOptions(),
+                                  version=7)
+        warnings = [d for d in diags if d.severity == types.DiagnosticSeverity.Warning]
+        assert len(warnings) == 1
+        rng = warnings[0].range
+        assert (rng.start.line, rng.start.character) == expected_position(dirty, at, encoding)
+        assert (rng.end.line, rng.end.character) == expected_position(dirty, at + len(stray),
+                                                                      encoding)
+        assert warnings[0].code == "harmful" and warnings[0].data["version"] == 7
+    # UTF-16 and UTF-8 columns really differ here (the test would not notice otherwise).
+    assert expected_position(dirty, at, UTF16) != expected_position(dirty, at, UTF8)
+
+
+def test_bom_shifts_engine_offsets():
+    text = "\ufeff<svg xmlns='http://www.w3.org/2000/svg'><rect width='1' height='1'/></svg>"
+    doc = parse_document(text, "bom.svg")
+    el = doc.elements[1]
+    lines = LineIndex(text, UTF16)
+    assert lines.engine_slice(el.start, el.end) == "<rect width='1' height='1'/>"
+    assert lines.engine_range(el.start, el.end).start.character == text.index("<rect")
+
+
+def test_error_diagnostic_at_parse_error():
+    text = f'<svg xmlns="http://www.w3.org/2000/svg">\n<title>{EMOJI}</title><rect>\n</svg>\n'
+    with pytest.raises(InputError) as info:
+        parse_document(text, "bad.svg")
+    with pytest.raises(etree.XMLSyntaxError) as lx:
+        etree.fromstring(text.encode())
+    d = error_diagnostic(info.value, LineIndex(text, UTF16))
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert d.range.start.line == lx.value.lineno - 1
+    assert "malformed XML" in d.message
+
+
+def test_split_path_keeps_stroke_render(corpus_dir):
+    """Splitting a stroked compound path draws the same picture."""
+    from svgloo.engine.render import render_rgba
+
+    text = (corpus_dir / "feather" / "thumbs-down.svg").read_text()
+    us = extract_units(parse_document(text, "thumbs-down.svg"))
+    [element] = list(us.splits)
+    edit = actions.split_path_edit(us, element)
+    after = apply_edits(text, [edit])
+    root = etree.fromstring(after.encode())
+    paths = root.findall(".//{http://www.w3.org/2000/svg}path")
+    assert len(paths) == len(us.splits[element].subpaths)
+    for p in paths:
+        assert p.get("d").lstrip().startswith("M")
+    before_px = render_rgba(text, 96).astype(int)
+    after_px = render_rgba(after, 96).astype(int)
+    assert np.abs(before_px - after_px).max() <= 2
+
+
+def test_purity_diagnostics_name_the_mixed_concepts():
+    text = ('<svg xmlns="http://www.w3.org/2000/svg"><title>' + EMOJI + '</title>'
+            '<path d="M0 0h4v4z M6 6h2v2z"/><rect width="1" height="1"/></svg>')
+    doc = parse_document(text, "mix.svg")
+    spans = [(u.start, u.end) for u in extract_units(doc, False).units]
+    structure = {"concepts": [{"name": "wheel"}, {"name": "frame"}],
+                 "attribution": [[0.6, 0.4], [1.0, 0.0]],
+                 "units": [{"index": 0, "active": True, "primary": "wheel", "purity": 0.6 * 0.6},
+                           {"index": 1, "active": True, "primary": "wheel", "purity": 1.0}],
+                 "metrics": {"purity": 0.7}}
+    from svgloo.lsp.convert import purity_diagnostics, structure_rows
+    lines = LineIndex(text, UTF16)
+    diags = purity_diagnostics(structure_rows(structure, spans), lines, DiagnosticOptions(), 3)
+    assert len(diags) == 1
+    [d] = diags
+    assert d.severity == types.DiagnosticSeverity.Information and d.code == "low-purity"
+    assert "wheel (60%)" in d.message and "frame (40%)" in d.message
+    start = text.index("<path")
+    assert d.range.start.character == len(text[:start].encode("utf-16-le")) // 2
+    # The split quick fix applies to that element.
+    us = extract_units(doc)
+    action = actions.split_path_action("file:///mix.svg", 3, lines, us, d)
+    assert action is not None
+    edit = action.edit.document_changes[0]
+    assert edit.text_document.version == 3
+    assert edit.edits[0].new_text.count("<path") == 2
+
+
+def test_remove_all_invisible_is_one_non_overlapping_edit_set():
+    from svgloo.engine.score import ScoreSettings, score_text
+
+    ghost1 = '<rect x="50" y="50" width="4" height="4"/>'      # outside the viewBox
+    ghost2 = '<circle cx="-9" cy="-9" r="2"/>'
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 36 36">\n  ' + ghost1 +
+            '\n  <circle fill="#31373D" cx="18" cy="18" r="14"/>\n  ' + ghost2 + '\n</svg>\n')
+    run = score_text(text, "<ghosts>", ScoreSettings(size=96))
+    lines = LineIndex(text, UTF16)
+    diags = score_diagnostics(run.result, lines, DiagnosticOptions(), 4)
+    hints = [d for d in diags if d.code == "invisible"]
+    assert len(hints) == 2
+    assert all(d.tags == [types.DiagnosticTag.Unnecessary] for d in hints)
+    us = extract_units(parse_document(text, "<ghosts>"))
+    action = actions.remove_invisible_action("file:///g.svg", 4, lines, us, run.result, hints)
+    assert action is not None and "(2)" in action.title
+    edits = action.edit.document_changes[0].edits
+    offsets = [(lines.offset(e.range.start), lines.offset(e.range.end)) for e in edits]
+    assert all(a[1] <= b[0] for a, b in zip(offsets, offsets[1:]))  # sorted, disjoint
+    out = text
+    for (start, end), e in sorted(zip(offsets, edits), reverse=True):
+        out = out[:start] + e.new_text + out[end:]
+    assert out == text.replace(ghost1, "").replace(ghost2, "")

@@ -1,0 +1,305 @@
+"""Static checks of the editor integrations and daemon service files under packaging/.
+
+No node, VS Code or Neovim needed (the nvim and systemd-analyze checks run only when those
+tools are on PATH). Building the VS Code extension is packaging/vscode/ci.sh's job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import re
+import shutil
+import subprocess
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+VSCODE = PACKAGING / "vscode"
+NVIM_LUA = PACKAGING / "nvim" / "lsp" / "svgloo.lua"
+SERVICE = PACKAGING / "systemd" / "svgloo-daemon.service"
+SOCKET = PACKAGING / "systemd" / "svgloo-daemon.socket"
+PLIST = PACKAGING / "launchd" / "org.svgloo.daemon.plist"
+
+# The settings the language server reads, with their defaults.
+SERVER_SETTINGS = {
+    "backbone": "auto",
+    "reference": "",
+    "prompt": "",
+    "helpfulThreshold": 0.005,
+    "harmfulThreshold": -0.005,
+    "diagnostics": {"harmful": True, "invisible": True, "purity": True},
+    "useDaemon": True,
+    "renderSize": 384,
+}
+DAEMON_ARGV = ["svgloo", "daemon", "start", "--foreground"]
+
+
+@pytest.fixture(scope="module")
+def package_json() -> dict:
+    return json.loads((VSCODE / "package.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def config_props(package_json) -> dict:
+    configuration = package_json["contributes"]["configuration"]
+    if isinstance(configuration, list):  # VS Code accepts one object or a list of them
+        props = {}
+        for block in configuration:
+            props.update(block["properties"])
+        return props
+    return configuration["properties"]
+
+
+# --- VS Code -------------------------------------------------------------------------
+
+
+def test_package_json_manifest(package_json):
+    assert package_json["name"] and package_json["publisher"] and package_json["version"]
+    assert re.fullmatch(r"\^1\.\d+\.\d+", package_json["engines"]["vscode"])
+    assert "onLanguage:svg" in package_json["activationEvents"]
+    scripts = package_json["scripts"]
+    assert scripts["compile"].startswith("tsc")
+    assert "vsce package" in scripts["package"]
+    deps = package_json["dependencies"]
+    assert re.match(r"[\^~]?9\.", deps["vscode-languageclient"])
+    # @types/vscode must not be newer than the engine it claims to support
+    engine = package_json["engines"]["vscode"].lstrip("^")
+    types = package_json["devDependencies"]["@types/vscode"].lstrip("^~")
+    assert tuple(map(int, types.split("."))) <= tuple(map(int, engine.split(".")))
+
+
+def test_svg_language_and_restart_command(package_json):
+    contributes = package_json["contributes"]
+    (svg,) = [lang for lang in contributes["languages"] if lang["id"] == "svg"]
+    assert ".svg" in svg["extensions"]
+    assert svg["aliases"]
+    re.compile(svg["firstLine"])  # must be a valid regular expression
+    (grammar,) = [g for g in contributes["grammars"] if g["language"] == "svg"]
+    grammar_file = json.loads((VSCODE / grammar["path"]).read_text(encoding="utf-8"))
+    assert grammar_file["scopeName"] == grammar["scopeName"]
+    json.loads((VSCODE / svg["configuration"]).read_text(encoding="utf-8"))
+    commands = {c["command"]: c for c in contributes["commands"]}
+    assert commands["svgloo.restartServer"]["title"] == "Restart Server"
+    assert commands["svgloo.restartServer"]["category"] == "svgloo"
+
+
+def test_configuration_defaults(config_props):
+    assert config_props["svgloo.command"]["type"] == "array"
+    assert config_props["svgloo.command"]["default"] == ["svgloo", "lsp"]
+    assert config_props["svgloo.interpreter"]["type"] == "string"
+    assert not config_props["svgloo.interpreter"].get("default")
+    for key, default in SERVER_SETTINGS.items():
+        prop = config_props[f"svgloo.{key}"]
+        assert prop["default"] == default, key
+        assert type(prop["default"]) is type(default), key
+    assert config_props["svgloo.backbone"]["enum"] == ["auto", "pixel", "clip"]
+    diag = config_props["svgloo.diagnostics"]
+    assert {k: v["default"] for k, v in diag["properties"].items()} == diag["default"]
+
+
+def test_client_serves_the_same_settings(config_props):
+    """extension.ts builds the server settings from exactly these keys."""
+    source = (VSCODE / "src" / "extension.ts").read_text(encoding="utf-8")
+    match = re.search(r"export interface ServerSettings \{(.*?)\n\}", source, re.S)
+    assert match, "ServerSettings interface not found"
+    keys = re.findall(r"^\s+(\w+):", match.group(1), re.M)
+    assert set(keys) == set(SERVER_SETTINGS)
+    assert "configurationSection: SECTION" in source and "const SECTION = 'svgloo'" in source
+    assert "'-m', 'svgloo', 'lsp'" in (VSCODE / "src" / "launch.ts").read_text(encoding="utf-8")
+
+
+def test_main_is_tsc_output(package_json):
+    tsconfig = json.loads((VSCODE / "tsconfig.json").read_text(encoding="utf-8"))
+    options = tsconfig["compilerOptions"]
+    main = PurePosixPath(package_json["main"])
+    out_dir = PurePosixPath(options["outDir"])
+    root_dir = PurePosixPath(options.get("rootDir", "."))
+    relative = PurePosixPath(os.path.normpath(str(main))).relative_to(os.path.normpath(str(out_dir)))
+    source = VSCODE / root_dir / relative.with_suffix(".ts")
+    assert source.is_file(), f"{package_json['main']} is not produced from {source}"
+
+
+def test_lockfile_matches_manifest(package_json):
+    lock = json.loads((VSCODE / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["lockfileVersion"] >= 2
+    root = lock["packages"][""]
+    assert root["name"] == package_json["name"]
+    assert root.get("dependencies", {}) == package_json.get("dependencies", {})
+    assert root.get("devDependencies", {}) == package_json.get("devDependencies", {})
+    for name in list(package_json["dependencies"]) + list(package_json["devDependencies"]):
+        assert f"node_modules/{name}" in lock["packages"], name
+
+
+def test_build_products_are_ignored():
+    if not shutil.which("git") or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = ["packaging/vscode/node_modules/x", "packaging/vscode/out/extension.js",
+             "packaging/vscode/svgloo.vsix"]
+    result = subprocess.run(["git", "check-ignore", *paths], cwd=ROOT,
+                            capture_output=True, text=True, timeout=30)
+    assert sorted(result.stdout.split()) == sorted(paths)
+    vscodeignore = (VSCODE / ".vscodeignore").read_text(encoding="utf-8").split()
+    assert "src/**" in vscodeignore
+
+
+def test_ci_script_skips_without_node(tmp_path):
+    script = VSCODE / "ci.sh"
+    assert os.access(script, os.X_OK)
+    bash = shutil.which("bash")
+    if not bash:
+        pytest.skip("no bash")
+    result = subprocess.run([bash, str(script)], env={"PATH": str(tmp_path)},
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert "SKIP" in result.stdout
+
+
+def test_vscode_readme_covers_editor_associations():
+    readme = (VSCODE / "README.md").read_text(encoding="utf-8")
+    assert "workbench.editorAssociations" in readme and '"*.svg": "default"' in readme
+    assert "--install-extension" in readme
+
+
+# --- Neovim --------------------------------------------------------------------------
+
+
+def _lua_defaults(text: str) -> dict:
+    block = re.search(r"local defaults = \{(.*?)\n\}", text, re.S)
+    assert block, "defaults table not found"
+    values = {}
+    for key, raw in re.findall(r"^\s+(\w+) = (.+?),?(?:\s*--.*)?$", block.group(1), re.M):
+        raw = raw.rstrip(",")
+        if raw.startswith("{"):
+            values[key] = {k: v == "true" for k, v in re.findall(r"(\w+) = (true|false)", raw)}
+        elif raw in ("true", "false"):
+            values[key] = raw == "true"
+        elif raw.startswith("'"):
+            values[key] = raw.strip("'")
+        else:
+            values[key] = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+    return values
+
+
+def test_nvim_config():
+    text = NVIM_LUA.read_text(encoding="utf-8")
+    assert re.search(r"^\s*cmd = \{ 'svgloo', 'lsp' \},", text, re.M)
+    assert re.search(r"^\s*filetypes = \{[^}]*'svg'[^}]*\},", text, re.M)
+    assert re.search(r"^\s*root_markers = \{ 'svgloo.toml', '.git' \},", text, re.M)
+    assert re.search(r"^\s*settings = \{ svgloo = ", text, re.M)
+    assert re.search(r"^\s*init_options = ", text, re.M)
+    assert re.search(r"^return \{", text, re.M)
+    assert _lua_defaults(text) == SERVER_SETTINGS
+
+
+NVIM_CHECK = r"""
+local ok, err = pcall(function()
+  local cfg = dofile(%(path)s)
+  assert(vim.deep_equal(cfg.cmd, { 'svgloo', 'lsp' }), 'cmd')
+  assert(vim.tbl_contains(cfg.filetypes, 'svg'), 'filetypes')
+  assert(cfg.settings.svgloo.renderSize == 384, 'settings')
+  assert(vim.deep_equal(cfg.init_options, cfg.settings.svgloo), 'init_options')
+  local over = vim.tbl_deep_extend('force', cfg, { settings = { svgloo = { backbone = 'pixel' } } })
+  local params = { initializationOptions = over.init_options }
+  over.before_init(params, over)
+  assert(params.initializationOptions.backbone == 'pixel', 'before_init')
+  assert(cfg.init_options.backbone == 'auto', 'defaults mutated')
+end)
+if not ok then
+  io.stderr:write('svgloo.lua check failed: ' .. tostring(err) .. '\n')
+  vim.cmd('cquit 1')
+end
+vim.cmd('qall!')
+"""
+
+
+@pytest.mark.skipif(not shutil.which("nvim"), reason="nvim not installed")
+def test_nvim_loads_config(tmp_path):
+    check = tmp_path / "check.lua"
+    check.write_text(NVIM_CHECK % {"path": json.dumps(str(NVIM_LUA))}, encoding="utf-8")
+    result = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {check}"],
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
+# --- systemd / launchd ---------------------------------------------------------------
+
+
+def _unit(path: Path) -> dict[str, list[tuple[str, str]]]:
+    sections: dict[str, list[tuple[str, str]]] = {}
+    current = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            current = sections.setdefault(line.strip("[]"), [])
+            continue
+        key, _, value = line.partition("=")
+        assert current is not None, f"{path.name}: {line!r} outside a section"
+        current.append((key.strip(), value.strip()))
+    return sections
+
+
+def _get(section: list[tuple[str, str]], key: str) -> list[str]:
+    return [v for k, v in section if k == key]
+
+
+def test_systemd_service():
+    unit = _unit(SERVICE)
+    (exec_start,) = _get(unit["Service"], "ExecStart")
+    argv = exec_start.split()
+    assert argv[-len(DAEMON_ARGV):] == DAEMON_ARGV
+    assert argv[0].startswith("/"), "user units cannot find ~/.local/bin without an absolute program"
+    assert argv[:-len(DAEMON_ARGV)] in ([], ["/usr/bin/env"])
+    assert _get(unit["Service"], "Restart") == ["on-failure"]
+    assert _get(unit["Install"], "WantedBy") == ["default.target"]
+
+
+def test_systemd_socket():
+    unit = _unit(SOCKET)
+    assert _get(unit["Socket"], "ListenStream") == ["%t/svgloo/daemon.sock"]
+    assert _get(unit["Socket"], "SocketMode") == ["0600"]
+    assert _get(unit["Install"], "WantedBy") == ["sockets.target"]
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze not installed")
+def test_systemd_analyze_verify(tmp_path):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime))
+    result = subprocess.run(["systemd-analyze", "verify", "--user", str(SERVICE), str(SOCKET)],
+                            capture_output=True, text=True, timeout=60, env=env)
+    complaints = [line for line in (result.stdout + result.stderr).splitlines()
+                  if "svgloo-daemon." in line]
+    assert not complaints, "\n".join(complaints)
+
+
+def test_launchd_plist():
+    with PLIST.open("rb") as fh:
+        plist = plistlib.load(fh)
+    assert plist["Label"] == "org.svgloo.daemon" == PLIST.stem
+    argv = plist["ProgramArguments"]
+    assert argv[-len(DAEMON_ARGV):] == DAEMON_ARGV
+    assert argv[:-len(DAEMON_ARGV)] in ([], ["/usr/bin/env"])
+    assert plist["KeepAlive"]
+    assert plist["RunAtLoad"] is True
+    for key in ("StandardOutPath", "StandardErrorPath"):
+        assert plist[key].endswith("/Library/Logs/svgloo.log")
+        # launchd does not expand ~: paths are absolute after the documented sed
+        assert plist[key].replace("@HOME@", "/Users/x").startswith("/")
+    readme = (PACKAGING / "README.md").read_text(encoding="utf-8")
+    assert 's#@HOME@#$HOME#g' in readme
+    assert "launchctl bootstrap gui/$(id -u)" in readme
+
+
+def test_packaging_readme_sections():
+    readme = (PACKAGING / "README.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", readme, re.M)
+    for name in ("VS Code", "Neovim", "systemd", "launchd"):
+        assert any(h.startswith(name) for h in headings), name
+    assert "systemctl --user enable --now svgloo-daemon.service" in readme
+    assert "vim.lsp.enable('svgloo')" in readme

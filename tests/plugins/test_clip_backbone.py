@@ -1,0 +1,188 @@
+"""ClipBackbone on a tiny, randomly initialised open_clip CLIP saved to disk and loaded back
+through the same constructor a user would call (no network, no real weights)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.torch
+
+torch = pytest.importorskip("torch")
+open_clip = pytest.importorskip("open_clip")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tiny_models import tiny_clip_checkpoint  # noqa: E402
+
+from svgloo.engine.errors import ConfigError  # noqa: E402
+from svgloo.engine.protocols import Backbone, Reference  # noqa: E402
+from svgloo.plugins.clip_backbone import ClipBackbone  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return tiny_clip_checkpoint(tmp_path_factory.mktemp("clip"))
+
+
+@pytest.fixture(scope="module")
+def backbone(tiny):
+    cfg, ckpt, _, _ = tiny
+    return ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg))
+
+
+@pytest.fixture(scope="module")
+def images():
+    rng = np.random.default_rng(0)
+    ims = rng.integers(0, 256, size=(5, 40, 56, 3), dtype=np.uint8)
+    ims[1] = 255  # a blank white render
+    ims[2, :, :28] = (255, 0, 0)
+    return ims
+
+
+def test_protocol_and_description(backbone, tiny):
+    assert isinstance(backbone, Backbone)
+    assert backbone.name == "clip" and backbone.takes_text is True
+    assert backbone.description == "open_clip svgloo-tiny-clip tiny_clip.pt (cpu)"
+    assert isinstance(backbone.model, open_clip.model.CLIP)
+    assert not backbone.model.training
+
+
+def test_checkpoint_reproduces_in_memory_model(backbone, tiny, images):
+    _, _, model, preprocess = tiny
+    from PIL import Image
+
+    x = torch.stack([preprocess(Image.fromarray(im)) for im in images])
+    with torch.inference_mode():
+        want = model.encode_image(x).double().numpy()
+        want_t = model.encode_text(open_clip.get_tokenizer("svgloo-tiny-clip")(["a cat"])).double().numpy()
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    want_t /= np.linalg.norm(want_t, axis=1, keepdims=True)
+    np.testing.assert_allclose(backbone.embed_images(images), want, atol=1e-5)
+    np.testing.assert_allclose(backbone.embed_texts(["a cat"]), want_t, atol=1e-5)
+
+
+def test_self_similarity_is_one(backbone, images):
+    for kind in ("image", "self"):
+        prepared = backbone.prepare(Reference(kind, "test", image=images[2]))
+        s = backbone.similarity(images[2:3], prepared)
+        assert s.shape == (1,) and s.dtype == np.float64
+        assert abs(s[0] - 1.0) < 1e-5
+
+
+def test_batched_equals_per_image(backbone, images):
+    prepared = backbone.prepare(Reference("image", "test", image=images[0]))
+    full = backbone.similarity(images, prepared)
+    small = backbone.similarity(images, prepared, batch_size=2)
+    single = np.array([backbone.similarity(images[i:i + 1], prepared)[0] for i in range(len(images))])
+    assert full.shape == (len(images),)
+    np.testing.assert_allclose(full, single, atol=1e-5)
+    np.testing.assert_allclose(small, single, atol=1e-5)
+    assert backbone.similarity(images[:0], prepared).shape == (0,)
+
+
+def test_text_reference(backbone, images):
+    prepared = backbone.prepare(Reference("text", "<title>", text="a red square"))
+    assert prepared.shape == (32,)
+    assert abs(np.linalg.norm(prepared) - 1.0) < 1e-9
+    s = backbone.similarity(images, prepared)
+    assert s.shape == (5,) and np.all(np.isfinite(s))
+    assert np.all(s >= -1.0) and np.all(s <= 1.0)
+    other = backbone.similarity(images, backbone.prepare(Reference("text", "t", text="a dog")))
+    assert not np.allclose(s, other)
+
+
+def test_bad_references(backbone):
+    with pytest.raises(ConfigError):
+        backbone.prepare(Reference("text", "t", text="  "))
+    with pytest.raises(ConfigError):
+        backbone.prepare(Reference("image", "t"))
+    with pytest.raises(ConfigError):
+        backbone.prepare(Reference("video", "t"))
+
+
+def test_registered_name_loads_too(tiny):
+    cfg, ckpt, _, _ = tiny  # the fixture registered the config with open_clip.add_model_config
+    b = ClipBackbone(device="cpu", weights=ckpt, model_name="svgloo-tiny-clip")
+    assert b.model_name == "svgloo-tiny-clip"
+
+
+def test_config_errors(tmp_path, tiny):
+    cfg, ckpt, _, _ = tiny
+    with pytest.raises(ConfigError, match="not found"):
+        ClipBackbone(device="cpu", weights=str(tmp_path / "missing.pt"), model_name=str(cfg))
+    with pytest.raises(ConfigError, match="unknown open_clip model"):
+        ClipBackbone(device="cpu", weights=str(ckpt), model_name="No-Such-Model")
+    with pytest.raises(ConfigError, match="config file not found"):
+        ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(tmp_path / "nope.json"))
+    bad = tmp_path / "bad.pt"
+    torch.save({"nothing": torch.zeros(1)}, bad)
+    with pytest.raises(ConfigError, match="cannot load"):
+        ClipBackbone(device="cpu", weights=str(bad), model_name=str(cfg))
+
+
+def test_weights_available_never_downloads(tmp_path, monkeypatch, tiny):
+    import huggingface_hub.constants as hc
+
+    _, ckpt, _, _ = tiny
+    assert ClipBackbone.weights_available(weights=str(ckpt))
+    assert not ClipBackbone.weights_available(weights=str(tmp_path / "missing.pt"))
+    # an empty cache: not available (and nothing is fetched)
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert not ClipBackbone.weights_available()
+    assert not ClipBackbone.weights_available(pretrained="no-such-tag")
+    assert not (tmp_path / "hub").exists() or not any((tmp_path / "hub").iterdir())
+    # fake the HF cache layout for the openai ViT-B-32 tag: now it is available
+    cfg = open_clip.pretrained.get_pretrained_cfg("ViT-B-32", "openai")
+    repo = cfg["hf_hub"].rstrip("/")
+    snap = tmp_path / "hub" / ("models--" + repo.replace("/", "--"))
+    (snap / "refs").mkdir(parents=True)
+    (snap / "refs" / "main").write_text("abc123")
+    (snap / "snapshots" / "abc123").mkdir(parents=True)
+    (snap / "snapshots" / "abc123" / "open_clip_model.safetensors").write_bytes(b"x")
+    assert ClipBackbone.weights_available()
+
+
+def test_module_import_does_not_import_torch():
+    code = ("import sys, svgloo.plugins.clip_backbone, svgloo.plugins.clipseg_grounder, "
+            "svgloo.plugins.vlm_concepts; "
+            "bad = [m for m in ('torch', 'open_clip', 'transformers') if m in sys.modules]; "
+            "assert not bad, bad")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert r.returncode == 0, r.stderr
+
+
+def test_entry_points_resolve():
+    from svgloo.engine.protocols import discover, load_plugin
+
+    if "clipseg" not in discover("svgloo.grounders"):
+        pytest.skip("installed metadata predates the clipseg/vlm entry points (reinstall)")
+    assert load_plugin("svgloo.backbones", "clip") is ClipBackbone
+    assert load_plugin("svgloo.grounders", "clipseg").name == "clipseg"
+    assert load_plugin("svgloo.concepts", "vlm").name == "vlm"
+
+
+def test_slash_name_and_missing_torch_are_handled():
+    from svgloo.plugins.clip_backbone import _resolve_model_name
+
+    assert _resolve_model_name("ViT-B/32") == "ViT-B-32"
+    code = ("import sys; sys.modules['torch'] = None; sys.modules['open_clip'] = None\n"
+            "from svgloo.engine.errors import ConfigError\n"
+            "from svgloo.plugins.clip_backbone import ClipBackbone\n"
+            "from svgloo.plugins.clipseg_grounder import ClipSegGrounder\n"
+            "from svgloo.plugins.vlm_concepts import VlmConceptSource\n"
+            "for cls in (ClipBackbone, ClipSegGrounder, VlmConceptSource):\n"
+            "    try:\n"
+            "        cls(device='cpu')\n"
+            "    except ConfigError as e:\n"
+            "        assert 'not installed' in e.message and 'pip install' in e.message, e.message\n"
+            "    else:\n"
+            "        raise AssertionError(cls)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

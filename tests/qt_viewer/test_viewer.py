@@ -1,0 +1,270 @@
+"""The Qt viewer (pytest-qt, offscreen): table vs the engine, overlay, picking, re-score on
+change, remove/undo, refusing to overwrite a changed file, errors in the window."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PyQt6.QtWidgets")
+pytest.importorskip("pytestqt")
+
+from conftest import EXAMPLES, REPO  # noqa: E402
+
+CORPUS_FILE = "twemoji/1f307.svg"
+WAIT_MS = 120_000
+
+
+@pytest.fixture
+def store(tmp_path):
+    from PyQt6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "viewer.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(qtbot, store):
+    from svgloo.qt_viewer.window import ViewerWindow
+
+    made = []
+
+    def make(path, **kw):
+        kw.setdefault("concepts", False)
+        kw.setdefault("debounce_ms", 150)
+        w = ViewerWindow(settings_store=store, **kw)
+        qtbot.addWidget(w)
+        w.show()
+        made.append(w)
+        if path is not None:
+            with qtbot.waitSignal(w.analysisReady, timeout=WAIT_MS):
+                w.open_file(path)
+        return w
+
+    yield make
+    for w in made:
+        w.shutdown()
+
+
+@pytest.fixture
+def svg_copy(tmp_path, corpus_dir):
+    p = tmp_path / "picture.svg"
+    shutil.copyfile(corpus_dir / CORPUS_FILE, p)
+    return p
+
+
+def _wait_idle(qtbot, w):
+    qtbot.waitUntil(lambda: w.job is None, timeout=WAIT_MS)
+
+
+@pytest.mark.slow
+def test_table_matches_engine_and_overlay_follows_selection(make_window, svg_copy, qtbot):
+    from svgloo.engine.score import score_file
+
+    w = make_window(svg_copy)
+    expected = score_file(str(svg_copy), w.score_settings())
+    rows = expected.result["units"]
+    assert w.model.rowCount() == len(rows) == w.proxy.rowCount() > 3
+    for got, exp in zip(w.model.rows, rows):
+        for key in ("index", "tag", "delta", "verdict", "footprint_pixels"):
+            assert got[key] == exp[key], key
+        assert got["line"] == exp["range"]["start"]["line"] + 1
+
+    # select the unit with the largest footprint: the overlay shows exactly its footprint
+    target = max(rows, key=lambda r: r["footprint_pixels"])["index"]
+    assert not w.view.overlay_item.isVisible()
+    w.select_unit(target)
+    assert w.selected_unit() == target
+    assert w.view.overlay_item.isVisible() and w.view.box_item.isVisible()
+    img = w.view.overlay_image
+    assert not img.isNull()
+    ptr = img.constBits()
+    ptr.setsize(img.sizeInBytes())
+    rgba = np.frombuffer(ptr, np.uint8).reshape(img.height(), img.bytesPerLine())
+    px = rgba[:, : img.width() * 4].reshape(img.height(), img.width(), 4)
+    fp = expected.footprint(target)
+    heat, rest = px[fp > 12 / 255], px[fp == 0]
+    assert heat.shape[0] == rows[target]["footprint_pixels"]
+    assert (heat[:, 3] > 0).all() and (heat[:, :3].min(axis=1) < 200).all()  # coloured
+    assert (rest[:, :3] == 255).all()  # elsewhere only the white veil
+    ys, xs = np.nonzero(fp > 12 / 255)
+    r = w.view.box_item.rect()
+    assert (r.top(), r.bottom(), r.left(), r.right()) == (ys.min(), ys.max() + 1,
+                                                          xs.min(), xs.max() + 1)
+    # the source snippet shows the unit's element span with its line number
+    u = expected.units.units[target]
+    span = expected.doc.text[expected.doc.elements[u.element].start:
+                             expected.doc.elements[u.element].end]
+    assert span.splitlines()[0] in w.source_view.toPlainText()
+
+    # clicking a pixel picks the unit whose footprint is strongest there
+    other = rows[-1]["index"]
+    fp_o = expected.footprint(other)
+    y, x = np.unravel_index(np.argmax(fp_o), fp_o.shape)
+    strengths = [expected.footprint(r["index"])[y, x] for r in rows]
+    w.select_at_pixel(int(x), int(y))
+    assert w.selected_unit() == rows[int(np.argmax(strengths))]["index"]
+
+    # filter: "no visible effect" shows only invisible units
+    w.filter_combo.setCurrentIndex(w.filter_combo.findData("invisible"))
+    assert w.proxy.rowCount() == sum(not r["visible"] for r in rows)
+    assert str(svg_copy) in w.recent_files()
+
+
+@pytest.mark.slow
+def test_harmful_filter_with_reference(make_window, tmp_path):
+    svg = tmp_path / "stray.svg"
+    shutil.copyfile(EXAMPLES / "billiards-with-stray.svg", svg)
+    w = make_window(svg, reference=str(EXAMPLES / "billiards.svg"))
+    harmful = [r for r in w.model.rows if r["verdict"] == "harmful"]
+    assert any(r["id"] == "stray" for r in harmful)
+    w.filter_combo.setCurrentIndex(w.filter_combo.findData("harmful"))
+    assert w.proxy.rowCount() == len(harmful)
+    # the delta cell is coloured red for harmful rows
+    from PyQt6.QtCore import Qt
+
+    brush = w.proxy.index(0, 4).data(Qt.ItemDataRole.ForegroundRole)
+    assert brush.color().name() == "#d73027"
+
+
+@pytest.mark.slow
+def test_rescore_on_disk_change_keeps_selection(make_window, svg_copy, qtbot):
+    from svgloo.engine.document import load_document
+    from svgloo.engine.units import extract_units, text_without
+
+    w = make_window(svg_copy)
+    n0 = w.model.rowCount()
+    keep = w.model.rows[2]
+    w.select_unit(keep["index"])
+    us = extract_units(load_document(svg_copy))
+    last = us.units[-1].index
+    new_text = text_without(us, {last})
+    expected_rows = len(extract_units(load_document.__globals__["parse_document"](
+        new_text.encode(), "x")))
+    # an editor's atomic save: write a temp file, rename it over the original
+    tmp = svg_copy.with_name(".picture.svg.swp")
+    tmp.write_text(new_text, encoding="utf-8")
+    count = w.score_count
+    os.replace(tmp, svg_copy)
+    qtbot.waitUntil(lambda: w.score_count > count, timeout=WAIT_MS)
+    _wait_idle(qtbot, w)
+    assert w.model.rowCount() == expected_rows < n0
+    assert w.selected_unit() == keep["index"]
+    assert w.analysis.raw == svg_copy.read_bytes()
+
+
+@pytest.mark.slow
+def test_remove_unit_writes_engine_edit_and_undo_restores_bytes(make_window, svg_copy, qtbot):
+    from svgloo.engine.units import apply_edits, removal_edit
+
+    original = svg_copy.read_bytes()
+    w = make_window(svg_copy)
+    run = w.analysis.run
+    unit = next(r["index"] for r in w.model.rows if r["kind"] == "subpath") \
+        if any(r["kind"] == "subpath" for r in w.model.rows) else 1
+    expected = apply_edits(run.doc.text, [removal_edit(run.units, unit)])
+    n0 = w.model.rowCount()
+    w.select_unit(unit)
+    assert w.remove_selected_unit()
+    assert svg_copy.read_text(encoding="utf-8") == expected
+    assert not list(svg_copy.parent.glob("*.svgloo-tmp"))
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == expected.encode(),
+                    timeout=WAIT_MS)
+    assert w.model.rowCount() == n0 - 1
+    assert w.act_undo.isEnabled()
+    assert w.undo()
+    assert svg_copy.read_bytes() == original
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == original, timeout=WAIT_MS)
+    assert w.model.rowCount() == n0
+    assert not w.act_undo.isEnabled()
+
+
+@pytest.mark.slow
+def test_refuses_to_write_when_file_changed_on_disk(make_window, svg_copy):
+    w = make_window(svg_copy)
+    w.watcher.stop()  # keep the viewer from catching up before the click
+    changed = svg_copy.read_bytes() + b"\n<!-- edited elsewhere -->\n"
+    svg_copy.write_bytes(changed)
+    assert not w.remove_unit(0)
+    assert svg_copy.read_bytes() == changed
+    assert w.error_banner.isVisible()
+    assert "changed on disk" in w.error_banner.text()
+    assert str(svg_copy) in w.error_banner.text()
+
+
+def test_malformed_file_shows_error_in_window(make_window, tmp_path, qtbot):
+    bad = tmp_path / "broken.svg"
+    bad.write_text('<svg xmlns="http://www.w3.org/2000/svg"><g></svg>')
+    w = make_window(None)
+    with qtbot.waitSignal(w.errorShown, timeout=WAIT_MS) as sig:
+        w.open_file(bad)
+    assert "broken.svg" in sig.args[0] and "malformed XML" in sig.args[0]
+    assert w.error_banner.isVisible() and "malformed XML" in w.error_banner.text()
+    _wait_idle(qtbot, w)
+    assert w.model.rowCount() == 0
+    assert not w.remove_unit(0)  # nothing loaded: a message, not a crash
+
+
+@pytest.mark.slow
+def test_concepts_panel_reports_or_shows_concepts(make_window, svg_copy, qtbot, tmp_path):
+    from svgloo.qt_viewer.window import ViewerWindow  # noqa: F401
+
+    w = make_window(None, concepts=True)
+    with qtbot.waitSignal(w.conceptsReady, timeout=WAIT_MS):
+        w.open_file(svg_copy)
+    _wait_idle(qtbot, w)
+    try:
+        import svgloo.structure.analysis  # noqa: F401
+    except ImportError:
+        assert "concepts unavailable" in w.concepts_status.text()
+        assert w.model.rowCount() > 0  # the rest keeps working
+        with pytest.raises(RuntimeError):
+            w.export_attribution(tmp_path / "attr.png")
+    else:
+        if w.structure is not None:
+            assert w.concept_list.count() == len(w.structure.result["concepts"])
+            w.export_attribution(tmp_path / "attr.png")
+            assert (tmp_path / "attr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    w.export_contact_sheet(tmp_path / "sheet.png")
+    assert (tmp_path / "sheet.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_file_session_atomic_write_and_undo(tmp_path):
+    from svgloo.qt_viewer.edits import FileChangedError, FileSession, encode_like
+
+    p = tmp_path / "a.svg"
+    original = b'\xef\xbb\xbf<?xml version="1.0" encoding="ISO-8859-1"?>\r\n<svg>\xe9</svg>'
+    p.write_bytes(original)
+    os.chmod(p, 0o640)
+    text = original[3:].decode("latin-1")
+    s = FileSession(p, original)
+    written = s.write_text(text.replace("\xe9", "\xe8"))
+    assert written == encode_like(text.replace("\xe9", "\xe8"), original)
+    assert p.read_bytes() == original.replace(b"\xe9", b"\xe8")
+    assert os.stat(p).st_mode & 0o777 == 0o640
+    assert s.undo() == original and p.read_bytes() == original
+    s.write_text(text)
+    p.write_bytes(b"<svg/>")
+    with pytest.raises(FileChangedError):
+        s.undo()
+    assert p.read_bytes() == b"<svg/>"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.svg"]
+
+
+def test_cli_does_not_import_qt_until_run():
+    code = ("import sys, svgloo.cli as c; p = c.build_parser(); "
+            "a = p.parse_args(['view', 'x.svg', '--backbone', 'pixel', '--no-concepts']); "
+            "assert a.func.__module__ == 'svgloo.qt_viewer.cli', a.func.__module__; "
+            "assert not [m for m in sys.modules if m.startswith('PyQt6')]; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, timeout=120)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run([sys.executable, "-m", "svgloo", "view", str(REPO / "nope.svg")],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.returncode == 2 and "nope.svg" in out.stderr and "no such file" in out.stderr

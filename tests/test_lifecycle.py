@@ -1,0 +1,111 @@
+"""Processes svgloo starts die with it: a command killed mid-score leaves nothing running.
+
+The command runs in a process group of its own; the test signals only the command's own
+process (as a shell or a supervisor would) and then looks for any process left in the group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import corpus_files
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not Path("/proc/self/stat").exists(),
+                                 reason="reads process groups from /proc (Linux)")]
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of live (non-zombie) processes whose process group is ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def largest_corpus_file() -> Path:
+    files = corpus_files()
+    if not files:
+        pytest.skip("the shared corpus (../shared/corpus) is not present")
+    return max(files, key=lambda p: p.stat().st_size)
+
+
+def start_scoring(path: Path, command: str = "score") -> subprocess.Popen:
+    args = [sys.executable, "-m", "svgloo", command, str(path), "--backbone", "pixel"]
+    if command == "view":
+        args.append("--no-concepts")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env=env)
+    # Mid-score: the render workers (and multiprocessing's helpers) are up.
+    if not wait_until(lambda: len(group_members(proc.pid)) >= 3 or proc.poll() is not None,
+                      timeout=120):
+        proc.kill()
+        pytest.fail("the render workers never started")
+    if proc.poll() is not None:
+        pytest.fail(f"svgloo {command} ended before it could be interrupted "
+                    f"(exit {proc.returncode})")
+    return proc
+
+
+def stdout_closes(proc: subprocess.Popen, timeout: float) -> bool:
+    """True when every writer of the command's stdout is gone (a pipeline would end)."""
+    done = threading.Event()
+
+    def drain():
+        proc.stdout.read()
+        done.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    return done.wait(timeout)
+
+
+@pytest.mark.parametrize("command,signum", [
+    ("score", signal.SIGTERM), ("score", signal.SIGHUP), ("score", signal.SIGKILL),
+    ("view", signal.SIGTERM), ("view", signal.SIGKILL)],
+    ids=["score-SIGTERM", "score-SIGHUP", "score-SIGKILL", "view-SIGTERM", "view-SIGKILL"])
+def test_killed_command_leaves_no_process_behind(command, signum):
+    if command == "view":
+        pytest.importorskip("PyQt6.QtWidgets")
+    proc = start_scoring(largest_corpus_file(), command)
+    pgid = proc.pid
+    try:
+        os.kill(proc.pid, signum)
+        proc.wait(timeout=30)
+        left = wait_until(lambda: not group_members(pgid), timeout=5)
+        assert left, f"still running 5 s after {signal.Signals(signum).name}: " \
+                     f"{group_members(pgid)}"
+        assert stdout_closes(proc, timeout=5), "a leftover process holds stdout open"
+    finally:
+        for pid in group_members(pgid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.stdout.close()

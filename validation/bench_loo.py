@@ -1,0 +1,146 @@
+"""Benchmark: the naive and fast leave-one-out methods side by side on a corpus.
+
+    python -m svgloo.validation.bench_loo [DIR] [--limit N] [--json FILE]
+
+For every file both methods run back to back in the same process (so machine noise hits
+both alike); per size band (units 1-19, 20-99, >= 100) and overall it prints the median
+speed ratio naive/fast, the largest per-channel pixel difference between the two methods'
+leave-one-out images, and the peak memory of the fast method on the largest file (measured
+in a fresh process: its own peak RSS and its render workers').
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+BANDS = [("1-19", 1, 19), ("20-99", 20, 99), (">=100", 100, 10 ** 9)]
+
+
+def _band(n: int) -> str:
+    for name, lo, hi in BANDS:
+        if lo <= n <= hi:
+            return name
+    return "0"
+
+
+def compare_file(path: Path, pool) -> dict:
+    from svgloo.engine.document import load_document
+    from svgloo.engine.loo import loo_fast, loo_naive
+    from svgloo.engine.units import extract_units
+
+    us = extract_units(load_document(path))
+    t = time.perf_counter()
+    fast = loo_fast(us, pool=pool)
+    t_fast = time.perf_counter() - t
+    t = time.perf_counter()
+    naive = loo_naive(us, pool=pool)
+    t_naive = time.perf_counter() - t
+    diff = int(np.abs(fast.full.astype(np.int16) - naive.full).max())
+    for k in range(len(us.units)):
+        a = fast.image_without(k).astype(np.int16)
+        diff = max(diff, int(np.abs(a - naive.image_without(k)).max()))
+    return {"file": str(path), "units": len(us.units), "band": _band(len(us.units)),
+            "fast_s": t_fast, "naive_s": t_naive, "ratio": t_naive / max(t_fast, 1e-9),
+            "fast_renders": fast.renders, "naive_renders": naive.renders,
+            "max_pixel_diff": diff}
+
+
+_MEMORY_PROBE = """
+import resource, sys
+from svgloo.engine.document import load_document
+from svgloo.engine.units import extract_units
+from svgloo.engine.loo import loo_fast
+from svgloo.engine.workers import RenderPool
+from svgloo.validation.bench_loo import worker_peak_kb
+if __name__ == "__main__":
+    pool = RenderPool()
+    loo_fast(extract_units(load_document(sys.argv[1])), pool=pool)
+    workers = max(pool.map(worker_peak_kb, [(0.2,)] * (2 * pool.workers), "probe"))
+    pool.close()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, workers)
+"""
+
+
+def worker_peak_kb(pause: float) -> int:
+    """Peak RSS of the render worker that runs this (kB); the pause spreads the probes
+    over all workers."""
+    import resource
+
+    time.sleep(pause)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def peak_memory_mb(path: Path) -> tuple[float, float]:
+    """(main process peak RSS, largest render worker peak RSS) in MB for ``fast``."""
+    out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return int(out[0]) / 1024, int(out[1]) / 1024
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    table = []
+    for name in [b[0] for b in BANDS] + ["overall"]:
+        group = rows if name == "overall" else [r for r in rows if r["band"] == name]
+        if not group:
+            continue
+        table.append({"band": name, "files": len(group),
+                      "median_ratio": statistics.median(r["ratio"] for r in group),
+                      "max_pixel_diff": max(r["max_pixel_diff"] for r in group),
+                      "fast_s": sum(r["fast_s"] for r in group),
+                      "naive_s": sum(r["naive_s"] for r in group)})
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tqdm import tqdm
+
+    from svgloo.engine.workers import RenderPool
+
+    default_dir = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+    p = argparse.ArgumentParser(prog="python -m svgloo.validation.bench_loo",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("dir", nargs="?", default=str(default_dir))
+    p.add_argument("--limit", type=int, help="only the first N files (sorted by name)")
+    p.add_argument("--json", help="write per-file rows and the summary to this file")
+    args = p.parse_args(argv)
+    files = sorted(Path(args.dir).rglob("*.svg"))[: args.limit]
+    if not files:
+        print(f"no .svg files under {args.dir}", file=sys.stderr)
+        return 2
+    pool = RenderPool()
+    rows = []
+    try:
+        compare_file(files[0], pool)  # start the workers before timing anything
+        for path in tqdm(files, desc="naive vs fast", file=sys.stderr):
+            rows.append(compare_file(path, pool))
+    finally:
+        pool.close()
+    largest = max(rows, key=lambda r: r["units"])
+    main_mb, worker_mb = peak_memory_mb(Path(largest["file"]))
+    print(f"{'band':>8} {'files':>5} {'median naive/fast':>18} {'max px diff':>11} "
+          f"{'fast s':>8} {'naive s':>8}")
+    table = summarize(rows)
+    for t in table:
+        print(f"{t['band']:>8} {t['files']:>5} {t['median_ratio']:>17.1f}x "
+              f"{t['max_pixel_diff']:>10}/255 {t['fast_s']:>8.1f} {t['naive_s']:>8.1f}")
+    print(f"peak memory, fast, largest file ({Path(largest['file']).name}, "
+          f"{largest['units']} units): main process {main_mb:.0f} MB, largest render worker "
+          f"{worker_mb:.0f} MB")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "summary": table,
+                                               "peak_memory_mb": {"main": main_mb,
+                                                                  "worker": worker_mb}},
+                                              indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,336 @@
+"""The five concept edits of the paper and their precision (``svgloo bench edits``).
+
+Every edit is a text edit on the source, applied to the *elements* of a concept's units (a
+subpath unit edits its whole path):
+
+- ``color``: an inline ``style`` override setting ``fill`` (and ``stroke`` where the element
+  is stroked) to one colour; inline style wins over attributes and classes;
+- ``delete``: the concept's units removed (the engine's ``text_without``);
+- ``move``: each element wrapped in ``<g transform="translate(...)">``, the offset being
+  20 render pixels along the diagonal converted to the parent's user units through the
+  ancestors' transforms and the view box scale;
+- ``scale``: each element wrapped in ``<g transform="translate(c) scale(0.7) translate(-c)">``
+  about the concept's centre (render pixels, converted the same way);
+- ``regroup``: the concept's elements made contiguous in z-order, keeping their relative
+  order: within each parent, the later members move to just after the first one (elements
+  never leave their parent, so inherited transforms and styles stay the same).
+
+precision = target / (target + collateral): ``target`` is the summed per-pixel change
+(max over channels, in [0, 1]) inside the edited concept's mask, ``collateral`` the change
+inside the other concepts' masks and outside the edited concept's mask.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import numpy as np
+
+from svgloo.validation.artifacts import view_box
+from svgloo.engine.document import Document
+from svgloo.engine.units import TextEdit, UnitSet, apply_edits, text_without
+
+EDITS = ("color", "delete", "move", "scale", "regroup")
+MOVE_PX = 20.0
+SCALE = 0.7
+_NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_TRANSFORM = re.compile(r"(matrix|translate|scale|rotate|skewX|skewY)\s*\(([^)]*)\)")
+_STYLE = re.compile(r"""\sstyle\s*=\s*(["'])(.*?)\1""", re.S)
+_TAG = re.compile(r"<[^\s/>]+")
+
+
+# --- transforms -------------------------------------------------------------------------
+
+def parse_transform(value: str | None) -> np.ndarray:
+    """3x3 matrix of an SVG transform list (unknown functions are ignored)."""
+    m = np.eye(3)
+    if not value:
+        return m
+    for fn, args in _TRANSFORM.findall(value):
+        a = [float(x) for x in _NUM.findall(args)]
+        t = np.eye(3)
+        if fn == "matrix" and len(a) == 6:
+            t = np.array([[a[0], a[2], a[4]], [a[1], a[3], a[5]], [0, 0, 1]])
+        elif fn == "translate" and a:
+            t[0, 2], t[1, 2] = a[0], (a[1] if len(a) > 1 else 0.0)
+        elif fn == "scale" and a:
+            t[0, 0], t[1, 1] = a[0], (a[1] if len(a) > 1 else a[0])
+        elif fn == "rotate" and a:
+            r = math.radians(a[0])
+            rot = np.array([[math.cos(r), -math.sin(r), 0], [math.sin(r), math.cos(r), 0],
+                            [0, 0, 1]])
+            if len(a) >= 3:
+                tr, back = np.eye(3), np.eye(3)
+                tr[:2, 2], back[:2, 2] = (a[1], a[2]), (-a[1], -a[2])
+                rot = tr @ rot @ back
+            t = rot
+        elif fn == "skewX" and a:
+            t[0, 1] = math.tan(math.radians(a[0]))
+        elif fn == "skewY" and a:
+            t[1, 0] = math.tan(math.radians(a[0]))
+        m = m @ t
+    return m
+
+
+def render_matrix(doc: Document, size: int) -> np.ndarray:
+    """Root user space -> render pixels (viewBox fitted, centred: xMidYMid meet)."""
+    x, y, w, h = view_box(doc)
+    s = size / max(w, h)
+    m = np.eye(3)
+    m[0, 0] = m[1, 1] = s
+    m[0, 2] = (size - w * s) / 2 - x * s
+    m[1, 2] = (size - h * s) / 2 - y * s
+    return m
+
+
+def parent_ctm(doc: Document, element: int, size: int) -> np.ndarray:
+    """Matrix from the user space an element sits in (its parent's) to render pixels."""
+    chain = []
+    node = doc.nodes[element].getparent()
+    while node is not None and node is not doc.root:
+        chain.append(node.get("transform"))
+        node = node.getparent()
+    m = render_matrix(doc, size)
+    for value in reversed(chain):
+        m = m @ parse_transform(value)
+    return m
+
+
+# --- the edits ------------------------------------------------------------------------------
+
+def concept_elements(us: UnitSet, units) -> list[int]:
+    return sorted({us.units[u].element for u in units})
+
+
+def _inherited(doc: Document, element: int, prop: str) -> str | None:
+    node = doc.nodes[element]
+    while node is not None:
+        style = node.get("style") or ""
+        for decl in style.split(";"):
+            if ":" in decl:
+                k, v = decl.split(":", 1)
+                if k.strip() == prop:
+                    return v.strip()
+        if node.get(prop) is not None:
+            return node.get(prop).strip()
+        node = node.getparent()
+    return None
+
+
+def _style_edit(doc: Document, element: int, decl: str) -> TextEdit:
+    el = doc.elements[element]
+    tag = doc.text[el.start:el.start_tag_end]
+    m = _STYLE.search(tag)
+    if m:
+        at = el.start + m.end(2)
+        return TextEdit(at, at, ";" + decl)
+    at = el.start + _TAG.match(tag).end()
+    return TextEdit(at, at, f' style="{decl}"')
+
+
+def _wrap(doc: Document, element: int, transform: str) -> list[TextEdit]:
+    el = doc.elements[element]
+    return [TextEdit(el.start, el.start, f'<g transform="{transform}">'),
+            TextEdit(el.end, el.end, "</g>")]
+
+
+def color_text(us: UnitSet, units, colour: str) -> str:
+    doc = us.doc
+    edits = []
+    for e in concept_elements(us, units):
+        decl = []
+        if (_inherited(doc, e, "fill") or "black") != "none":
+            decl.append(f"fill:{colour}")
+        stroke = _inherited(doc, e, "stroke")
+        if stroke not in (None, "none"):
+            decl.append(f"stroke:{colour}")
+        if decl:
+            edits.append(_style_edit(doc, e, ";".join(decl)))
+    return apply_edits(doc.text, edits)
+
+
+def delete_text(us: UnitSet, units) -> str:
+    return text_without(us, set(units))
+
+
+def _local_vector(ctm: np.ndarray, v) -> tuple[float, float]:
+    lin = ctm[:2, :2]
+    x = np.linalg.solve(lin, np.asarray(v, float))
+    return float(x[0]), float(x[1])
+
+
+def _local_point(ctm: np.ndarray, p) -> tuple[float, float]:
+    x = np.linalg.solve(ctm, np.array([p[0], p[1], 1.0]))
+    return float(x[0]), float(x[1])
+
+
+def move_text(us: UnitSet, units, size: int, px: tuple[float, float] | None = None) -> str:
+    px = px or (MOVE_PX / math.sqrt(2), MOVE_PX / math.sqrt(2))
+    doc = us.doc
+    edits = []
+    for e in concept_elements(us, units):
+        dx, dy = _local_vector(parent_ctm(doc, e, size), px)
+        edits += _wrap(doc, e, f"translate({dx:.6g} {dy:.6g})")
+    return apply_edits(doc.text, edits)
+
+
+def scale_text(us: UnitSet, units, size: int, centre: tuple[float, float],
+               factor: float = SCALE) -> str:
+    """``centre`` in render pixels (x, y)."""
+    doc = us.doc
+    edits = []
+    for e in concept_elements(us, units):
+        cx, cy = _local_point(parent_ctm(doc, e, size), centre)
+        edits += _wrap(doc, e, f"translate({cx:.6g} {cy:.6g}) scale({factor:g}) "
+                               f"translate({-cx:.6g} {-cy:.6g})")
+    return apply_edits(doc.text, edits)
+
+
+def regroup_text(us: UnitSet, units) -> str:
+    doc = us.doc
+    by_parent: dict = {}
+    for e in concept_elements(us, units):
+        by_parent.setdefault(doc.nodes[e].getparent(), []).append(e)
+    edits = []
+    for members in by_parent.values():
+        first, rest = members[0], members[1:]
+        if not rest:
+            continue
+        end = doc.elements[first].end
+        edits.append(TextEdit(end, end, "".join(doc.span_text(m) for m in rest)))
+        for m in rest:
+            edits.append(TextEdit(doc.elements[m].start, doc.elements[m].end, ""))
+    return apply_edits(doc.text, edits)
+
+
+def edit_text(us: UnitSet, units, edit: str, *, size: int = 384,
+              rng: random.Random | None = None, centre=None) -> str:
+    """The source text after applying ``edit`` to the concept made of ``units``."""
+    rng = rng or random.Random(0)
+    if edit == "color":
+        return color_text(us, units, "#%02x%02x%02x" % tuple(rng.randrange(256)
+                                                            for _ in range(3)))
+    if edit == "delete":
+        return delete_text(us, units)
+    if edit == "move":
+        return move_text(us, units, size)
+    if edit == "scale":
+        if centre is None:
+            centre = (size / 2, size / 2)
+        return scale_text(us, units, size, centre)
+    if edit == "regroup":
+        return regroup_text(us, units)
+    raise ValueError(f"unknown edit {edit!r}")
+
+
+# --- precision ----------------------------------------------------------------------------
+
+def change_map(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per-pixel change in [0, 1]: max over channels of |before - after| / 255."""
+    return np.abs(before.astype(np.int16) - after.astype(np.int16)).max(axis=2) / 255.0
+
+
+def edit_precision(before: np.ndarray, after: np.ndarray, target: np.ndarray,
+                   others: list[np.ndarray] | np.ndarray) -> dict:
+    """target/collateral sums and precision (NaN when nothing changed in either)."""
+    diff = change_map(before, after)
+    target = np.asarray(target, bool)
+    other = np.zeros_like(target)
+    for m in others:
+        other |= np.asarray(m, bool)
+    other &= ~target
+    t = float(diff[target].sum())
+    c = float(diff[other].sum())
+    p = t / (t + c) if t + c > 0 else float("nan")
+    return {"target": t, "collateral": c, "precision": p}
+
+
+def mask_centre(mask: np.ndarray) -> tuple[float, float] | None:
+    """Centre (x, y) of a mask's bounding box in pixels; None when empty."""
+    ys, xs = np.nonzero(mask)
+    if len(ys) == 0:
+        return None
+    return (xs.min() + xs.max() + 1) / 2, (ys.min() + ys.max() + 1) / 2
+
+
+# --- the benchmark ----------------------------------------------------------------------------
+
+def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = 384,
+                     pool=None) -> dict:
+    """Structure-analyse one file, apply each edit to each concept, measure precision."""
+    import time
+
+    from svgloo.engine.limits import DEFAULT_LIMITS
+    from svgloo.structure.analysis import StructureSettings, structure_file
+    from svgloo.engine.workers import shared_pool
+
+    t0 = time.perf_counter()
+    pool = pool or shared_pool(DEFAULT_LIMITS)
+    run = structure_file(path, StructureSettings(size=size), pool=pool)
+    return edits_on_run(path, index, run.result, run.units, run.loo.full,
+                        np.asarray(run.heatmaps), seed=seed, size=size, pool=pool, t0=t0)
+
+
+def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndarray,
+                 heatmaps: np.ndarray, *, seed: int = 0, size: int = 384, pool=None,
+                 t0: float | None = None) -> dict:
+    import time
+
+    from svgloo.validation.artifacts import _render_many
+    from svgloo.engine.limits import DEFAULT_LIMITS
+
+    t0 = t0 or time.perf_counter()
+    rng = random.Random(seed + index)
+    masks = [h > 0.5 for h in heatmaps]
+    concepts = result["concepts"]
+    jobs, meta = [], []
+    for k, c in enumerate(concepts):
+        units = c.get("units") or []
+        if not units or k >= len(masks):
+            continue
+        centre = mask_centre(masks[k]) or (size / 2, size / 2)
+        for edit in EDITS:
+            jobs.append(edit_text(us, units, edit, size=size, rng=rng, centre=centre))
+            meta.append((k, c["name"], edit))
+    rows = []
+    images = _render_many(jobs, size, DEFAULT_LIMITS, path, pool) if jobs else []
+    for (k, name, edit), after in zip(meta, images):
+        others = [m for j, m in enumerate(masks) if j != k]
+        p = edit_precision(full, after, masks[k], others)
+        rows.append({"concept": name, "edit": edit, **{key: round(v, 6) if v == v else None
+                                                       for key, v in p.items()}})
+    vals = [r["precision"] for r in rows if r["precision"] is not None]
+    return {"file": path, "index": index, "metrics": result.get("metrics", {}),
+            "concepts": len(concepts), "edits": rows,
+            "mean_precision": float(np.mean(vals)) if vals else None,
+            "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def aggregate_edits(rows: list[dict]) -> dict:
+    from scipy.stats import pearsonr
+
+    per_edit: dict[str, list[float]] = {e: [] for e in EDITS}
+    for r in rows:
+        for e in r.get("edits", []):
+            if e["precision"] is not None:
+                per_edit[e["edit"]].append(e["precision"])
+    allv = [v for vs in per_edit.values() for v in vs]
+    summary = {"per_edit": {e: {"mean": float(np.mean(v)) if v else None, "n": len(v)}
+                            for e, v in per_edit.items()},
+               "overall": {"mean": float(np.mean(allv)) if allv else None, "n": len(allv)},
+               "correlations": {}}
+    ok = [r for r in rows if r.get("mean_precision") is not None]
+    names = sorted({m for r in ok for m in r["metrics"]})
+    for m in names:
+        pairs = [(r["metrics"][m], r["mean_precision"]) for r in ok
+                 if isinstance(r["metrics"].get(m), (int, float))
+                 and r["metrics"][m] == r["metrics"][m]]
+        if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+            summary["correlations"][m] = {"r": None, "p": None, "n": len(pairs)}
+            continue
+        res = pearsonr([a for a, _ in pairs], [b for _, b in pairs])
+        summary["correlations"][m] = {"r": float(res.statistic), "p": float(res.pvalue),
+                                      "n": len(pairs)}
+    return summary
