@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeou
 from concurrent.futures.process import BrokenProcessPool
 
 from svgloo.engine.errors import LimitError, RenderError
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
 
 
 def _die_with_parent() -> None:
@@ -159,6 +159,9 @@ class RenderPool:
         A job over time, over memory or crashing raises LimitError/RenderError naming
         ``name``; the pool is replaced and the caller carries on."""
         timeout_s = timeout_s or self.limits.render_timeout_s
+        budget = current_budget(name)  # the document's own budget, when one is set
+        if budget is not None:
+            budget.check()
         ex = self._get()
         try:
             futures = [ex.submit(_run_job, self.limits.render_cpu_s, fn, job) for job in jobs]
@@ -171,7 +174,18 @@ class RenderPool:
             # Waiting starts when the previous job is done, so each wait covers at most one
             # job in flight on another worker plus this one; callers size jobs well below.
             for i, fut in enumerate(futures):
-                results.append(fut.result(timeout=timeout_s))
+                wait_s = timeout_s
+                if budget is not None:
+                    wait_s = min(wait_s, max(budget.remaining_s(), 0.01))
+                try:
+                    results.append(fut.result(timeout=wait_s))
+                except FutureTimeout:
+                    if budget is not None and budget.remaining_s() <= 0:
+                        self._kill()
+                        budget.check()  # raises the document budget's LimitError
+                    raise
+                if budget is not None:
+                    budget.charge(result_bytes(results[-1]))
                 if on_done:
                     on_done(i)
         except FutureTimeout:
@@ -192,6 +206,20 @@ class RenderPool:
                 fut.cancel()
             raise
         return results
+
+
+def result_bytes(value) -> int:
+    """Rough size of a worker's result (numpy arrays, bytes, nested tuples and lists)."""
+    n = getattr(value, "nbytes", None)
+    if isinstance(n, int):
+        return n
+    if isinstance(value, (bytes, bytearray, str)):
+        return len(value)
+    if isinstance(value, (tuple, list)):
+        return sum(result_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(result_bytes(v) for v in value.values())
+    return 0
 
 
 _shared: RenderPool | None = None
