@@ -509,14 +509,17 @@ class Daemon:
     """Owns the service and the listening servers."""
 
     def __init__(self, socket_path: Path | str | None = None, tcp_port: int | None = None,
-                 cache_dir: Path | str | None = None, idle_exit_s: float | None = None):
+                 cache_dir: Path | str | None = None, idle_exit_s: float | None = None,
+                 limits=None):
         from svgloo.daemon.service import ScoringService
         from svgloo.daemon.cache import ResultCache
 
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
         self.tcp_port = tcp_port
         self.token = ""
-        self.service = ScoringService(ResultCache(cache_dir))
+        from svgloo.engine.limits import DEFAULT_LIMITS
+
+        self.service = ScoringService(ResultCache(cache_dir), limits=limits or DEFAULT_LIMITS)
         self.stopping = threading.Event()
         self._servers: list = []
         self._stopped = threading.Event()
@@ -676,12 +679,13 @@ def raise_open_files_limit() -> None:
 
 
 def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
-                   log_level: str = "INFO", idle_exit_s: float | None = None) -> int:
+                   log_level: str = "INFO", idle_exit_s: float | None = None,
+                   limits=None) -> int:
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO),
                         format="%(asctime)s svgloo-daemon %(levelname)s %(message)s",
                         stream=sys.stderr)
     raise_open_files_limit()
-    d = Daemon(socket_path, tcp_port, cache_dir, idle_exit_s=idle_exit_s)
+    d = Daemon(socket_path, tcp_port, cache_dir, idle_exit_s=idle_exit_s, limits=limits)
     try:
         d.bind()
     except SvglooError as exc:

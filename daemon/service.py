@@ -573,6 +573,7 @@ class ScoringService:
             "watching": sorted(self._watchers),
             "subscribers": len(self._subscribers),
             "render_workers": self.pool.workers,
+            "limits": asdict(self.limits),
         }
 
     def close(self) -> None:

@@ -167,11 +167,15 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
 
 
 def detect_encoding(original: bytes) -> tuple[str, bytes]:
-    """(codec, byte-order mark) of a file's bytes: the BOM wins, then the XML
-    declaration's encoding, else UTF-8."""
-    for bom, enc in _BOMS:
-        if original.startswith(bom):
-            return enc, bom
+    """(codec, byte-order mark) of a file's bytes: a UTF-16/32 BOM wins, then the XML
+    declaration's encoding (after a UTF-8 BOM, which is kept as it was), else UTF-8."""
+    bom = b""
+    for mark, enc in _BOMS:
+        if original.startswith(mark):
+            if mark != codecs.BOM_UTF8:
+                return enc, mark
+            bom, original = mark, original[len(mark):]  # the declaration still decides
+            break
     if original.startswith(b"<\x00"):
         return "utf-16-le", b""
     if original.startswith(b"\x00<"):
@@ -183,7 +187,7 @@ def detect_encoding(original: bytes) -> tuple[str, bytes]:
         codecs.lookup(enc)
     except LookupError:
         enc = "utf-8"
-    return enc, b""
+    return enc, bom
 
 
 def encode_like(text: str, original: bytes, name: str = "<input>") -> bytes:

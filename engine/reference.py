@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,7 +158,10 @@ def load_image_reference(path: str, size: int, render_svg,
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(p) as im:
+        with warnings.catch_warnings():  # the size check below says it better
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(p)
+        with im:
             w, h = im.size
             if w * h > max_pixels:
                 raise ConfigError(path, f"reference image is {w} x {h} pixels; the limit is "
@@ -167,8 +171,10 @@ def load_image_reference(path: str, size: int, render_svg,
             if max(im.size) > 4 * size:
                 im.thumbnail((4 * size, 4 * size))  # letterbox needs no more than this
             rgba = im.convert("RGBA")
-    except Image.DecompressionBombError as exc:
-        raise ConfigError(path, f"reference image is too large: {exc}") from None
+    except Image.DecompressionBombError:  # PIL refuses to even open it
+        raise ConfigError(path, f"reference image is more than {2 * Image.MAX_IMAGE_PIXELS} "
+                                f"pixels; the limit is {max_pixels} pixels (scale it "
+                                "down)") from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise ConfigError(path, f"cannot read reference image: {exc}") from None
     white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))

@@ -27,6 +27,11 @@ def register(sub) -> None:
                        help="exit after this long with no request, job or watched folder "
                             "(default: never; daemons a client starts on demand use "
                             "$SVGLOO_DAEMON_IDLE_EXIT, else 1800)")
+    start.add_argument("--document-timeout", type=float, metavar="SECONDS",
+                       help="wall-clock budget for one document's analysis (default 300)")
+    start.add_argument("--document-memory", type=int, metavar="MB",
+                       help="renders one document may bring back from the workers, in MB "
+                            "(default 2048)")
     start.set_defaults(func=run_start)
     stop = dsub.add_parser("stop", help="stop the running daemon")
     _socket_arg(stop)
@@ -69,13 +74,17 @@ def run_start(args) -> int:
     path = _socket(args)
     if args.foreground:
         return run_foreground(path, args.tcp, log_level=args.log_level,
-                              idle_exit_s=args.idle_exit)
+                              idle_exit_s=args.idle_exit, limits=_limits(args))
     if socket_answers(path):
         print(f"svgloo daemon: already running on {path}")
         return 0
     from svgloo.daemon.client import DaemonUnavailable, start_daemon
 
     extra = [] if args.tcp is None else ["--tcp", str(args.tcp)]
+    if args.document_timeout is not None:
+        extra += ["--document-timeout", str(args.document_timeout)]
+    if args.document_memory is not None:
+        extra += ["--document-memory", str(args.document_memory)]
     try:
         pid = start_daemon(path, extra + ["--log-level", args.log_level],
                            idle_exit_s=args.idle_exit or 0)
@@ -84,6 +93,19 @@ def run_start(args) -> int:
         return 1
     print(f"svgloo daemon: started (pid {pid}) on {path}")
     return 0
+
+
+def _limits(args):
+    from dataclasses import replace
+
+    from svgloo.engine.limits import DEFAULT_LIMITS
+
+    changes = {}
+    if args.document_timeout is not None:
+        changes["document_timeout_s"] = args.document_timeout
+    if args.document_memory is not None:
+        changes["document_render_mb"] = args.document_memory
+    return replace(DEFAULT_LIMITS, **changes)
 
 
 def run_stop(args) -> int:
