@@ -234,6 +234,8 @@ class ScoringService:
         self.failed = 0
         self.cancelled = 0
         self.interrupted = 0
+        self.preempted = 0
+        self.merged = 0
         self._subscribers: list[queue.Queue] = []
         self._watchers: dict[str, object] = {}
         self._path_keys: dict[str, str] = {}
@@ -323,7 +325,9 @@ class ScoringService:
         with self._lock:
             if uri is not None:
                 old = self._latest.get(uri)
-                if old is not None and not old.done.is_set():
+                same = old is not None and key is not None and old.key == key
+                if old is not None and not old.done.is_set() and not same:
+                    # (the same content again is merged with it below, not superseded)
                     if _older(version, old.version):
                         self.cancel(job, "superseded")  # a newer one is already in flight
                         return job
@@ -345,6 +349,7 @@ class ScoringService:
         with self._lock:
             leader = self._inflight.get(key) if key else None
             if leader is not None and leader.follow(job):
+                self.merged += 1
                 return job  # the same analysis is already queued or running
             if key:
                 self._inflight[key] = job
@@ -400,6 +405,7 @@ class ScoringService:
                     self._publish_result(job)
             except Preempted:
                 job.preemptions += 1
+                self.preempted += 1
                 self._queue.put((PRIORITIES[job.priority], job.seq, job))
                 continue  # still in flight: not forgotten
             except Cancelled:
@@ -567,7 +573,8 @@ class ScoringService:
                                                  "version": cur.version,
                                                  "priority": cur.priority},
             "jobs": {"completed": self.completed, "failed": self.failed,
-                     "cancelled": self.cancelled, "interrupted": self.interrupted},
+                     "cancelled": self.cancelled, "interrupted": self.interrupted,
+                     "preempted": self.preempted, "merged": self.merged},
             "cache": {**self.cache.stats(), "layer_entries": len(self.layer_cache),
                       "layer_bytes": self.layer_cache.bytes},
             "watching": sorted(self._watchers),
