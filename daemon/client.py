@@ -144,14 +144,13 @@ def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
         finally:
             logf.close()
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                if daemon_alive(socket_path):  # lost a race to another daemon: use it
-                    continue
+            exited = proc.poll() is not None
+            if exited and not daemon_alive(socket_path):
                 raise DaemonUnavailable(
                     f"the daemon exited with code {proc.returncode} while starting; see "
                     f"{log_path(socket_path)}")
             if socket_answers(socket_path, timeout=0.5):
-                return proc.pid
+                return -1 if exited else proc.pid  # exited: another daemon won the lock
             time.sleep(0.05)
         raise DaemonUnavailable(f"the daemon did not answer on {socket_path} within "
                                 f"{timeout:g} s; see {log_path(socket_path)}")

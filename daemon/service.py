@@ -350,6 +350,8 @@ class ScoringService:
             leader = self._inflight.get(key) if key else None
             if leader is not None and leader.follow(job):
                 self.merged += 1
+                if job.priority == "interactive":
+                    leader.priority = "interactive"  # an editor waits on it: no preempting
                 return job  # the same analysis is already queued or running
             if key:
                 self._inflight[key] = job

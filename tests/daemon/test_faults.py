@@ -22,6 +22,7 @@ import pytest
 from conftest import EXAMPLES
 from test_daemon import BIG_CORPUS, start_daemon_process, stop_process, unique, wait_for
 
+from svgloo.daemon.bench_daemon import daemons_on
 from svgloo.daemon.client import DaemonClient, DaemonUnavailable
 from svgloo.daemon.server import daemon_alive, socket_answers
 from svgloo.engine.errors import InputError, LimitError
@@ -50,23 +51,6 @@ def group_members(pgid: int) -> list[int]:
             fields = _proc_stat(int(entry.name))
             if fields and int(fields[2]) == pgid and fields[0] != "Z":
                 out.append(int(entry.name))
-    return out
-
-
-def daemons_on(sock: Path) -> list[int]:
-    """Pids of live ``svgloo daemon start`` processes serving ``sock``."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        fields = _proc_stat(int(entry.name))
-        if fields and fields[0] != "Z" and b"daemon" in argv and b"start" in argv \
-                and str(sock).encode() in argv:
-            out.append(int(entry.name))
     return out
 
 
