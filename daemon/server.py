@@ -14,9 +14,9 @@ import os
 import secrets
 import selectors
 import signal
-import stat
 import socket
 import socketserver
+import stat
 import sys
 import threading
 import time
@@ -511,14 +511,13 @@ class Daemon:
     def __init__(self, socket_path: Path | str | None = None, tcp_port: int | None = None,
                  cache_dir: Path | str | None = None, idle_exit_s: float | None = None,
                  limits=None):
-        from svgloo.daemon.service import ScoringService
         from svgloo.daemon.cache import ResultCache
+        from svgloo.daemon.service import ScoringService
+        from svgloo.engine.limits import DEFAULT_LIMITS
 
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
         self.tcp_port = tcp_port
         self.token = ""
-        from svgloo.engine.limits import DEFAULT_LIMITS
-
         self.service = ScoringService(ResultCache(cache_dir), limits=limits or DEFAULT_LIMITS)
         self.stopping = threading.Event()
         self._servers: list = []
