@@ -24,7 +24,7 @@ class Limits:
     render_cpu_s: int = 120                        # RLIMIT_CPU of a render worker
     render_memory_mb: int = 1536                   # RLIMIT_AS of a render worker
     document_timeout_s: float = 300.0              # wall clock for all renders of one document
-    document_render_mb: int = 2048                 # rendered pixels returned for one document
+    document_render_mb: int = 1024                 # renders returned for one document (MB)
 
 
 DEFAULT_LIMITS = Limits()

@@ -31,7 +31,7 @@ def register(sub) -> None:
                        help="wall-clock budget for one document's analysis (default 300)")
     start.add_argument("--document-memory", type=int, metavar="MB",
                        help="renders one document may bring back from the workers, in MB "
-                            "(default 2048)")
+                            "(default 1024)")
     start.set_defaults(func=run_start)
     stop = dsub.add_parser("stop", help="stop the running daemon")
     _socket_arg(stop)
