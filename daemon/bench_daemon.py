@@ -13,6 +13,8 @@ A round 0 first: all clients ask for the status at once with no daemon running.
 Printed: errors, p50/p95 latency of computed and of cached answers, the number of daemons
 serving the socket before and after, and the resident memory of the daemon and of its
 render workers (the daemon's process group) before the first score and after each round.
+Last, a preemption probe: the largest of the files (fresh text, 1024 px, naive method) as
+a batch job, and while it runs the smallest as an editor request: how long that waited.
 """
 
 from __future__ import annotations
@@ -153,6 +155,37 @@ def run_round(sock: Path, files: list[Path], clients: int, requests: int,
             "p95_cached_ms": ms(percentile(cached, 0.95))}
 
 
+def preemption_probe(sock: Path, heavy: Path, light: Path, settings: dict) -> dict:
+    """How long an editor's request waits when a batch job is already running: a heavy
+    file (unique text, so never cached) as batch, then a light one as interactive."""
+    from svgloo.daemon.client import DaemonClient
+
+    client = DaemonClient(sock, autostart=False)
+    heavy_text = heavy.read_text() + f"<!-- {time.time()} -->"
+    batch: dict = {}
+
+    def run_batch():
+        batch["r"] = client.score(text=heavy_text, settings={**settings, "size": 1024,
+                                                             "method": "naive"},
+                                  priority="batch")
+
+    t = threading.Thread(target=run_batch)
+    t.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (client.status().get("running") or {}):
+        time.sleep(0.02)
+    time.sleep(0.5)  # let the batch job get into its renders
+    t0 = time.perf_counter()
+    editor = client.score(text=light.read_text() + f"<!-- {time.time()} -->",
+                          settings=settings, priority="interactive")
+    waited = time.perf_counter() - t0
+    t.join()
+    return {"interactive_total_s": round(waited, 3),
+            "interactive_queue_s": editor["daemon"]["queue_s"],
+            "batch_elapsed_s": batch["r"]["daemon"]["elapsed_s"],
+            "preempted": client.status()["jobs"]["preempted"]}
+
+
 def corpus_dir(given: str | None) -> Path:
     if given:
         return Path(given)
@@ -200,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         report["round2_cached"] = run_round(sock, files, args.clients, args.requests, settings)
         report["daemons_after"] = len(daemons_on(sock))
         report["memory_after_round2"] = memory(pid)
+        heavy = max(files, key=lambda f: f.stat().st_size)
+        light = min(files, key=lambda f: f.stat().st_size)
+        report["preemption"] = preemption_probe(sock, heavy, light, settings)
         st = DaemonClient(sock, autostart=False).status()
         report["daemon_jobs"] = st["jobs"]
         report["daemon_cache"] = {k: st["cache"][k] for k in ("hits", "misses")}
@@ -237,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
             m = report[name]
             print(f"{name}: daemon {m['daemon_mb']} MB, {m['workers']} worker processes "
                   f"{m['workers_mb']} MB")
+        pre = report["preemption"]
+        print(f"editor request during a batch job: waited {pre['interactive_queue_s']} s in "
+              f"the queue, answered in {pre['interactive_total_s']} s (the batch job took "
+              f"{pre['batch_elapsed_s']} s; preempted {pre['preempted']} time(s))")
         print(f"daemon jobs: {report['daemon_jobs']}")
     ok = (report["round0_autostart"]["errors"] == report["round1_cold"]["errors"]
           == report["round2_cached"]["errors"] == 0 and report["daemons_after"] == 1)

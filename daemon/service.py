@@ -447,7 +447,8 @@ class ScoringService:
 
         check()
         # One budget per attempt: time a preempted job spent waiting is not charged.
-        with document_budget(DocumentBudget.from_limits(job.name, self.limits)):
+        with document_budget(DocumentBudget.from_limits(job.name, self.limits,
+                                                        interrupt=check)):
             return self._analyse(job, check)
 
     def _analyse(self, job: Job, check) -> dict:

@@ -35,8 +35,11 @@ class DocumentBudget:
     bytes brought back from the workers (the engine's memory for that document grows with
     them). ``RenderPool.map`` charges and checks it, so the engine needs no change."""
 
-    def __init__(self, name: str, timeout_s: float, max_bytes: int):
+    def __init__(self, name: str, timeout_s: float, max_bytes: int, interrupt=None):
         self.name = name
+        # called while renders are under way; raising from it stops them (the daemon
+        # uses it to cancel a job at once, or to make a batch job give way to an editor)
+        self.interrupt = interrupt
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
         self.deadline = time.monotonic() + timeout_s
@@ -44,8 +47,9 @@ class DocumentBudget:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_limits(cls, name: str, limits: Limits) -> "DocumentBudget":
-        return cls(name, limits.document_timeout_s, limits.document_render_mb * 1024 * 1024)
+    def from_limits(cls, name: str, limits: Limits, interrupt=None) -> "DocumentBudget":
+        return cls(name, limits.document_timeout_s, limits.document_render_mb * 1024 * 1024,
+                   interrupt)
 
     def remaining_s(self) -> float:
         return self.deadline - time.monotonic()

@@ -105,6 +105,7 @@ def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
 
 
 _live_pools: weakref.WeakSet = weakref.WeakSet()
+INTERRUPT_POLL_S = 0.2
 
 
 def close_all_pools() -> None:
@@ -150,6 +151,34 @@ class RenderPool:
     def close(self) -> None:
         self._kill()
 
+    def _wait(self, fut, timeout_s: float, budget):
+        """One job's result within ``timeout_s`` and the document's budget. While it
+        waits, the budget's ``interrupt`` (if any) is called every ``INTERRUPT_POLL_S``:
+        when it raises (the job was cancelled, or must give way to an editor's request),
+        the workers are killed so that their renders stop now, and the error goes up."""
+        deadline = time.monotonic() + timeout_s
+        interrupt = getattr(budget, "interrupt", None)
+        while True:
+            step = deadline - time.monotonic()
+            if budget is not None:
+                step = min(step, budget.remaining_s())
+            if interrupt is not None:
+                step = min(step, INTERRUPT_POLL_S)
+            try:
+                return fut.result(timeout=max(step, 0.001))
+            except FutureTimeout:
+                if budget is not None and budget.remaining_s() <= 0:
+                    self._kill()
+                    budget.check()  # raises the document budget's LimitError
+                if time.monotonic() >= deadline:
+                    raise
+            if interrupt is not None:
+                try:
+                    interrupt()
+                except BaseException:
+                    self._kill()
+                    raise
+
     def map(self, fn: Callable, jobs: Sequence[tuple], name: str,
             timeout_s: float | None = None,
             on_done: Callable[[int], None] | None = None) -> list:
@@ -174,16 +203,7 @@ class RenderPool:
             # Waiting starts when the previous job is done, so each wait covers at most one
             # job in flight on another worker plus this one; callers size jobs well below.
             for i, fut in enumerate(futures):
-                wait_s = timeout_s
-                if budget is not None:
-                    wait_s = min(wait_s, max(budget.remaining_s(), 0.01))
-                try:
-                    results.append(fut.result(timeout=wait_s))
-                except FutureTimeout:
-                    if budget is not None and budget.remaining_s() <= 0:
-                        self._kill()
-                        budget.check()  # raises the document budget's LimitError
-                    raise
+                results.append(self._wait(fut, timeout_s, budget))
                 if budget is not None:
                     budget.charge(result_bytes(results[-1]))
                 if on_done:
@@ -194,6 +214,8 @@ class RenderPool:
                                    f"(render timeout); the document is too expensive") from None
         except BrokenProcessPool:
             self._kill()
+            if getattr(budget, "interrupt", None) is not None:
+                budget.interrupt()  # another thread's interrupt killed the pool: say that
             raise LimitError(name, "the renderer was killed: it ran out of memory "
                                    f"({self.limits.render_memory_mb} MB limit) or CPU time "
                                    f"({self.limits.render_cpu_s} s limit)") from None

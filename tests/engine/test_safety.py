@@ -400,3 +400,32 @@ def test_a_many_subpath_path_stops_at_the_document_memory_budget(render_pool):
     assert 20 * 2 ** 20 < budget.spent_bytes < 200 * 2 ** 20  # stopped early, not at the end
     ok = f'<svg {NS} viewBox="0 0 4 4"><rect width="2" height="2"/></svg>'
     assert len(score_text(ok, "ok.svg", settings, pool=render_pool).result["units"]) == 1
+
+
+class _GiveWay(Exception):
+    pass
+
+
+def test_a_budget_interrupt_stops_renders_under_way_and_the_pool_recovers():
+    """The daemon's hook for cancelling a job or making a batch job give way: raised
+    while a render is running, it stops that render (the workers are replaced)."""
+    from svgloo.engine.limits import DocumentBudget, document_budget
+
+    calls = []
+
+    def interrupt():
+        calls.append(1)
+        if len(calls) >= 2:
+            raise _GiveWay()
+
+    pool = RenderPool(workers=1)
+    try:
+        with document_budget(DocumentBudget("slow.svg", 600, 10 ** 9, interrupt=interrupt)):
+            with pytest.raises(_GiveWay):
+                pool.map(_slow_render, [(600,)], "slow.svg", timeout_s=600)
+        svg = f'<svg {NS} viewBox="0 0 1 1"><rect width="1" height="1"/></svg>'
+        [(rgb, _)] = pool.map(job_render_full, [(svg, 8, Limits(), "ok.svg")], "ok.svg",
+                              timeout_s=120)
+        assert (rgb == 0).all()
+    finally:
+        pool.close()
