@@ -22,6 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
 
 from svgloo.engine.errors import LimitError, RenderError
@@ -105,7 +106,8 @@ def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
 
 
 _live_pools: weakref.WeakSet = weakref.WeakSet()
-INTERRUPT_POLL_S = 0.2
+INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt hook
+INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
 
 
 def close_all_pools() -> None:
@@ -151,11 +153,13 @@ class RenderPool:
     def close(self) -> None:
         self._kill()
 
-    def _wait(self, fut, timeout_s: float, budget):
+    def _wait(self, fut, timeout_s: float, budget, futures: list):
         """One job's result within ``timeout_s`` and the document's budget. While it
         waits, the budget's ``interrupt`` (if any) is called every ``INTERRUPT_POLL_S``:
         when it raises (the job was cancelled, or must give way to an editor's request),
-        the workers are killed so that their renders stop now, and the error goes up."""
+        the document's queued renders are dropped, the ones under way get
+        ``INTERRUPT_GRACE_S`` to finish (restarting workers costs seconds), the workers
+        are killed if they do not, and the error goes up."""
         deadline = time.monotonic() + timeout_s
         interrupt = getattr(budget, "interrupt", None)
         while True:
@@ -176,7 +180,11 @@ class RenderPool:
                 try:
                     interrupt()
                 except BaseException:
-                    self._kill()
+                    for other in futures:
+                        other.cancel()
+                    _, running = futures_wait(futures, timeout=INTERRUPT_GRACE_S)
+                    if running:
+                        self._kill()
                     raise
 
     def map(self, fn: Callable, jobs: Sequence[tuple], name: str,
@@ -203,7 +211,7 @@ class RenderPool:
             # Waiting starts when the previous job is done, so each wait covers at most one
             # job in flight on another worker plus this one; callers size jobs well below.
             for i, fut in enumerate(futures):
-                results.append(self._wait(fut, timeout_s, budget))
+                results.append(self._wait(fut, timeout_s, budget, futures))
                 if budget is not None:
                     budget.charge(result_bytes(results[-1]))
                 if on_done:
