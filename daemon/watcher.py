@@ -39,22 +39,16 @@ def is_svg(path: str) -> bool:
 
 def read_watched(folder: str, path: str, max_bytes: int) -> bytes:
     """The bytes of a watched file, with the checks above; FileNotFoundError when it is
-    gone, InputError/LimitError when it must not be read."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
+    gone, InputError/LimitError when it must not be read (type and size are checked on
+    the open descriptor by ``read_regular_file``, so a file swapped meanwhile is caught)."""
+    if stat.S_ISLNK(os.lstat(path).st_mode):
         target = os.path.realpath(path)
         root = os.path.realpath(folder)
         if os.path.commonpath([root, target]) != root:
             raise InputError(path, "a symlink that leads out of the watched folder; not "
                                    "followed")
-        st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(path, "not a regular file (a device, pipe, socket or folder); "
-                               "skipped")
-    if st.st_size > max_bytes:
-        from svgloo.engine.errors import LimitError
-
-        raise LimitError(path, f"file is {st.st_size} bytes; the limit is {max_bytes}")
+    if not os.path.exists(path):
+        raise FileNotFoundError(path)
     return read_regular_file(path, max_bytes)
 
 
