@@ -19,10 +19,23 @@ def register(sub) -> None:
                                    "benchmark, reproduced from its original code. "
                                    "'svgloo eval list' shows the suites and their tasks.")
     p.add_argument("suite", help="suite name, or 'list'")
-    p.add_argument("task", nargs="?", help="the suite's task (see 'svgloo eval list')")
+    p.add_argument("task", nargs="?", help="the suite's task or command (see 'svgloo eval list')")
+    p.add_argument("args", nargs="*", metavar="ARG",
+                   help="a suite command's arguments (diagram pair GEN.svg GT.svg, "
+                        "diagram check DIR)")
     p.add_argument("--data", help="the benchmark's data (its checkout folder or task file)")
-    p.add_argument("--pred", help="predictions: JSONL of {id, response} or {id, svg}, or a "
-                                  "folder of <id>.svg")
+    p.add_argument("--pred", action="append", help="predictions: JSONL of {id, response} or "
+                   "{id, svg}, or a folder of <id>.svg (diagram run: one folder per model, "
+                   "repeatable)")
+    p.add_argument("--gt", help="diagram run: the folder of ground-truth SVGs")
+    p.add_argument("--superset", action="store_true",
+                   help="diagram run: also score every model on the samples all kept models "
+                        "scored cleanly")
+    p.add_argument("--impl", choices=("svgloo", "upstream"), default="svgloo",
+                   help="diagram: svgloo's clean-room code (default) or the original from "
+                        "--upstream-dir")
+    p.add_argument("--upstream-dir", help="diagram --impl upstream: your checkout of "
+                                          "RAIVNLab/VFig (or its rule-based-eval folder)")
     p.add_argument("--json", action="store_true", help="print the svgloo.eval/1 JSON")
     p.add_argument("--out", help="also write the svgloo.eval/1 JSON to this file")
     p.add_argument("--limit", type=int, help="score only the first N samples")
@@ -68,13 +81,22 @@ def run(args) -> int:
             print(f"  reproduces: {suite.upstream}")
             print(f"  tasks: {', '.join(suite.tasks)}")
         return 0
-    if not args.task or not args.data:
+    if not args.task:
         raise ConfigError(None, "usage: svgloo eval SUITE TASK --data PATH --pred PATH")
     suite = load_suite(args.suite)
+    if args.task in getattr(suite, "commands", ()):   # a suite's own command (diagram run)
+        return int(suite.run_command(args) or 0)
+    if not args.data:
+        raise ConfigError(None, "usage: svgloo eval SUITE TASK --data PATH --pred PATH")
+    if args.args:
+        raise ConfigError(None, f"unexpected arguments: {' '.join(args.args)}")
+    if args.pred and len(args.pred) > 1:
+        raise ConfigError(None, f"{args.suite} {args.task} takes one --pred")
     options = RunOptions(limit=args.limit, workers=max(1, args.workers), no_edit=args.no_edit,
                          loo=args.loo, loo_backbone=args.loo_backbone,
                          weights=_weights(args.weights))
-    result = run_eval(suite, args.task, args.data, args.pred, options)
+    result = run_eval(suite, args.task, args.data, args.pred[0] if args.pred else None,
+                      options)
     if args.out:
         from svgloo.evals.engine import atomic_write_text
 
