@@ -117,11 +117,12 @@ def apply_superset(models: dict, n: int) -> None:
     for name, e in models.items():
         if name not in kept:
             z = average([])
-            e.update(superset_excluded=True, superset_n=0, superset_overall=0.0,
-                     superset_shapes=z["shapes"], superset_arrows=z["arrows"])
+            e.update(superset_high_failure=True, superset_n=len(common),
+                     superset_overall=0.0, superset_shapes=z["shapes"],
+                     superset_arrows=z["arrows"])
             continue
         avg = average([e["per_sample"][s] for s in common])
-        e.update(superset_excluded=False, superset_n=len(common),
+        e.update(superset_high_failure=False, superset_n=len(common),
                  superset_samples=common, superset_overall=avg["overall"],
                  superset_shapes=avg["shapes"], superset_arrows=avg["arrows"])
 

@@ -153,7 +153,7 @@ class DiagramSuite:
                             f"{e['arrows']['composite']:>8.4f} {e['missing_count']:>8} "
                             f"{e['errored_count']:>8}")
                     if args.superset:
-                        line += (" excluded" if e["superset_excluded"] else
+                        line += (" excluded" if e["superset_high_failure"] else
                                  f"  {e['superset_overall']:.4f} (n={e['superset_n']})")
                     print(line)
         return 0

@@ -69,7 +69,7 @@ def test_missing_errored_and_superset(eval_set):
     assert "malformed XML" in broken["errored_samples"]["d2"]
     assert broken["overall"] == pytest.approx((g1["overall"] + g3["overall"]) / 3)
     # superset: 'empty' (3 of 3 missing > 0.51·3) is excluded; the rest share d1 and d3
-    assert res["empty"]["superset_excluded"] and res["empty"]["superset_overall"] == 0.0
+    assert res["empty"]["superset_high_failure"] and res["empty"]["superset_overall"] == 0.0
     for m in ("full", "missing_d2", "broken_d2"):
         assert res[m]["superset_n"] == 2 and res[m]["superset_samples"] == ["d1", "d3"]
         assert res[m]["superset_overall"] == pytest.approx((g1["overall"] + g3["overall"]) / 2)
@@ -165,3 +165,26 @@ def test_live_upstream_equals_svgloo():
         for part in ("shapes", "arrows"):
             for key, value in theirs[part].items():
                 assert ours[part][key] == pytest.approx(value, abs=1e-12), (name, part, key)
+
+
+def test_run_equals_the_originals_all_eval_results(eval_set):
+    """Every key and number of the original's all_eval_results.json for this eval set."""
+    gt, models = eval_set
+    golden = json.loads((FIX / "golden_run.json").read_text())["demo"]
+    ours = run(gt, models, superset=True)["demo"]
+    compared = 0
+
+    def walk(want, got, where):
+        nonlocal compared
+        if isinstance(want, dict):
+            for key, value in want.items():
+                assert key in got, where + key
+                walk(value, got[key], where + key + ".")
+        elif isinstance(want, float):
+            compared += 1
+            assert got == pytest.approx(want, abs=1e-12), where
+        else:
+            assert got == want, where
+
+    walk(golden, ours, "")
+    assert compared >= 150
