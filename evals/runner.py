@@ -30,6 +30,7 @@ class RunOptions:
     loo_backbone: str | None = None   # default: the suite's own (``loo_backbone`` attribute)
     weights: dict = field(default_factory=dict)
     progress: bool | None = None      # None: on terminals only
+    suite_options: dict = field(default_factory=dict)   # a suite's own (judge URL, render)
 
 
 def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
@@ -48,7 +49,8 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
         raise ConfigError(None, "give --pred PATH (or --no-edit for the baseline)")
     pool = RenderPool(workers=max(1, options.workers), limits=DEFAULT_LIMITS)
     ctx = EvalContext(pool=pool, weights=dict(options.weights),
-                      options={"no_edit": options.no_edit}, limits=DEFAULT_LIMITS)
+                      options={**options.suite_options, "no_edit": options.no_edit},
+                      limits=DEFAULT_LIMITS)
     warnings = []
     used = getattr(suite, "weights_used", lambda t: set())(task)
     for name in sorted(set(options.weights) - used):
