@@ -37,6 +37,9 @@ def register(sub) -> None:
                         "--upstream-dir")
     p.add_argument("--upstream-dir", help="diagram --impl upstream: your checkout of "
                                           "RAIVNLab/VFig (or its rule-based-eval folder)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="score each sample as a Ray task (the [cluster] extra): without "
+                        "ADDRESS on a local Ray instance with --workers CPUs")
     judge = p.add_argument_group("judge (svgbench): any OpenAI-compatible endpoint")
     judge.add_argument("--judge-url", help="base URL, e.g. http://127.0.0.1:8000/v1")
     judge.add_argument("--judge-model", help="model name the endpoint serves (the original: "
@@ -118,7 +121,8 @@ def run(args) -> int:
                          weights=_weights(args.weights),
                          suite_options={k: getattr(args, k) for k in (
                              "judge_url", "judge_model", "judge_key_env", "judge_concurrency",
-                             "judge_timeout", "repeat", "render")})
+                             "judge_timeout", "repeat", "render")},
+                         ray=args.ray)
     result = run_eval(suite, args.task, args.data or suite.builtin_data, args.pred[0] if args.pred else None,
                       options)
     if args.out:

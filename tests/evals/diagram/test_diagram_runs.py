@@ -188,3 +188,40 @@ def test_run_equals_the_originals_all_eval_results(eval_set):
 
     walk(golden, ours, "")
     assert compared >= 150
+
+
+@pytest.mark.slow
+def test_eval_on_ray_gives_the_local_rows(eval_set, tmp_path):
+    """svgloo eval --ray: one Ray task per sample on a local instance; the rows equal the
+    local ones, and nothing Ray started is left running."""
+    pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
+    import tempfile
+
+    gt, models = eval_set
+    outs = {}
+    ray_tmp = tempfile.mkdtemp(prefix="svr", dir="/tmp")
+    try:
+        for mode in ("local", "ray"):
+            outs[mode] = tmp_path / f"{mode}.json"
+            extra = ["--ray", "--workers", "2"] if mode == "ray" else []
+            proc = subprocess.run(
+                [sys.executable, "-m", "svgloo.cli", "eval", "diagram", "samples", "--data",
+                 str(gt), "--pred", str(models[0]), "--out", str(outs[mode]), *extra],
+                capture_output=True, text=True, timeout=300,
+                env={**os.environ, "RAY_TMPDIR": ray_tmp})
+            assert proc.returncode == 0, proc.stderr[-2000:]
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if ray_tmp.encode() in fh.read():
+                        left.append(pid)
+            except OSError:
+                pass
+        assert not left
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    rows = {m: [{k: v for k, v in r.items() if k != "time_s"}
+                for r in json.loads(outs[m].read_text())["samples"]] for m in outs}
+    assert rows["ray"] == rows["local"]
+    assert [r["status"] for r in rows["ray"]] == ["missing", "missing", "ok"]   # exact ids only
