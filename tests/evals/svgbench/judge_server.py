@@ -35,22 +35,22 @@ class ScriptedJudge:
                         status, content = judge.answers(json.loads(body))
                     else:
                         status, content = judge.answers.pop(0)
-                try:
-                    if self.path != "/v1/chat/completions":
-                        status, content = 404, None
-                    message = {"role": "assistant"}
-                    if content is not None:
-                        message["content"] = content
-                    reply = json.dumps({"choices": [{"message": message}]}).encode() \
-                        if status == 200 else b'{"error": "scripted"}'
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(reply)))
-                    self.end_headers()
-                    self.wfile.write(reply)
-                finally:
-                    with judge._lock:
-                        judge.in_flight -= 1
+                if self.path != "/v1/chat/completions":
+                    status, content = 404, None
+                message = {"role": "assistant"}
+                if content is not None:
+                    message["content"] = content
+                reply = json.dumps({"choices": [{"message": message}]}).encode() \
+                    if status == 200 else b'{"error": "scripted"}'
+                # answered from here on: the client may send its next request as soon as
+                # it reads this reply, so count it out before writing
+                with judge._lock:
+                    judge.in_flight -= 1
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
