@@ -86,14 +86,14 @@ def find_chromium() -> str | None:
 
 
 def render_chromium(svg_code: str, limits=DEFAULT_LIMITS) -> bytes:
-    binary = find_chromium()
-    if binary is None:
-        raise RenderError("<svgbench prediction>", "chromium not found (apt install chromium)")
     doc = parse_document(svg_code, "<svgbench prediction>", limits)
     refused = check_document(doc, limits)
     if refused:
         raise RenderError("<svgbench prediction>", "external references are refused with "
                           f"--render chromium ({refused[0]})")
+    binary = find_chromium()
+    if binary is None:
+        raise RenderError("<svgbench prediction>", "chromium not found (apt install chromium)")
     w, h = svg_size(svg_code)
     w, h = min(w, limits.max_render_size), min(h, limits.max_render_size)
     with tempfile.TemporaryDirectory(prefix="svgloo-svgbench-") as tmp:
