@@ -24,6 +24,20 @@ BACKGROUND_FRACTION = 0.5   # a generated rect over this share of the canvas is 
 LABEL_INSIDE_PAD, LABEL_MAX_DISTANCE = 30.0, 150.0
 STACK_DX, STACK_DY = 30.0, 40.0
 DUPLICATE_CENTRE_DISTANCE = 20.0
+# Matching is quadratic: a hostile prediction with thousands of shapes or strokes is refused
+# (real diagrams have tens) rather than left to run for minutes.
+MAX_CANDIDATES = 1000
+
+
+class TooComplex(ValueError):
+    """More shape or arrow candidates than a diagram plausibly has."""
+
+
+def _cap(items: list, what: str) -> list:
+    if len(items) > MAX_CANDIDATES:
+        raise TooComplex(f"{len(items)} {what}; the diagram evaluation stops at "
+                         f"{MAX_CANDIDATES}")
+    return items
 
 
 @dataclass
@@ -118,7 +132,8 @@ def ground_truth_shapes(root, servers: dict) -> dict[str, Shape]:
     items = _gt_shape_elements(root)
     if not items:   # no shape_N ids: the generated-SVG heuristics stand in (a departure)
         return {f"shape_{i}": s for i, s in enumerate(generated_shapes(root, servers).values())}
-    texts = _texts(root)
+    _cap(items, "ground-truth shapes")
+    texts = _cap(_texts(root), "ground-truth texts")
     used: set[int] = set()
     shapes: dict[str, Shape] = {}
     for key, el in items:
@@ -348,8 +363,10 @@ def generated_shapes(root, servers: dict) -> dict[str, Shape]:
         if geo.local(g) != "g" or geo.in_defs(g) or g in claimed:
             continue
         texts = [k for k in g if geo.local(k) == "text"]
+        if not texts:
+            continue
         parts = [k for k in g.iter() if geo.local(k) in geo.SHAPE_TAGS]
-        if not texts or not parts:
+        if not parts:
             continue
         gdx, gdy = geo.translate_of(g)
         box = geo.union(geo.shift(geo.own_box(k), gdx + geo.translate_of(k)[0],
@@ -375,7 +392,8 @@ def generated_shapes(root, servers: dict) -> dict[str, Shape]:
         box = geo.shift(geo.own_box(el), *geo.accumulated_translate(el))
         if is_shape(el, box, canvas):
             loose.append((el, box, [el]))
-    blocks = _text_blocks([t for t in _texts(root) if t not in used_texts])
+    _cap(loose, "shape candidates")
+    blocks = _text_blocks(_cap([t for t in _texts(root) if t not in used_texts], "texts"))
     free = list(range(len(blocks)))
     for group in group_overlapping(loose):
         box = geo.union(item[1] for item in group)
@@ -462,6 +480,7 @@ def generated_arrows(root) -> list[Arrow]:
                             stroke_width=geo.number(sw, 1.0) if sw else 1.0, curved=curved,
                             dash=geo.inherited(el, "stroke-dasharray"),
                             has_head=bool(marker) or sibling_head, marker=marker))
+        _cap(arrows, "arrow candidates")
     return arrows
 
 

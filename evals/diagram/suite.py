@@ -80,7 +80,7 @@ class DiagramSuite:
             gt = parse_document(Path(sample.inputs["gt_path"]).read_bytes(),
                                 sample.inputs["gt_path"], ctx.limits).root
             result = evaluate_pair(gen, gt)
-        except SvglooError as exc:
+        except (SvglooError, ValueError) as exc:   # ValueError: TooComplex
             return Scored(INVALID, zeros, f"{exc} (scored 0)")
         return Scored(OK, _flat(result), svg=text)
 

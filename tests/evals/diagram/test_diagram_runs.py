@@ -225,3 +225,17 @@ def test_eval_on_ray_gives_the_local_rows(eval_set, tmp_path):
                 for r in json.loads(outs[m].read_text())["samples"]] for m in outs}
     assert rows["ray"] == rows["local"]
     assert [r["status"] for r in rows["ray"]] == ["missing", "missing", "ok"]   # exact ids only
+
+
+def test_a_prediction_with_thousands_of_shapes_is_an_error_row_not_a_hang(tmp_path):
+    """Matching is quadratic; a hostile prediction is refused, quickly, with a reason."""
+    rects = "".join(f'<rect x="{(i % 100) * 20}" y="{(i // 100) * 20}" width="16" '
+                    f'height="16" fill="#000"/>' for i in range(3000))
+    gen = tmp_path / "pred"
+    gen.mkdir()
+    (gen / "d1.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg">{rects}</svg>')
+    gt = tmp_path / "gt"
+    gt.mkdir()
+    shutil.copy(FIX / "gt1.svg", gt / "d1.svg")
+    res = run(gt, [gen])["gt"]["pred"]
+    assert res["errored_count"] == 1 and "3000 shape candidates" in res["errored_samples"]["d1"]
