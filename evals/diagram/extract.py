@@ -92,22 +92,19 @@ def canvas_size(root) -> tuple[float, float]:
 # ---------------------------------------------------------------- ground truth
 
 def infer_shape_type(el) -> str:
-    """A type name from the ground truth's element (svgloo's own table: the original's is
-    not in the spec): rect → rectangle/square/rounded-rectangle, circle, ellipse,
-    polygon, path; a group with an
-    ellipse → 3d-cylinder, any other group → 3d-cube (as the original types them)."""
+    """A type name from the ground truth's element (the original's table is not in the
+    spec; these were checked against it as a black box): rect → rectangle (rounded or
+    square too), circle, ellipse, polygon (any corner count), path; a group with an ellipse
+    → 3d-cylinder, any other group → 3d-cube."""
     tag = geo.local(el)
     if tag == "g":   # a group is a 3D shape: with an ellipse a cylinder, else a cube
         kids = [geo.local(k) for k in el.iter() if k is not el and isinstance(k.tag, str)]
         return "3d-cylinder" if "ellipse" in kids else "3d-cube"
-    if tag == "rect":
-        w, h = geo.number(el.get("width")), geo.number(el.get("height"))
-        if geo.number(el.get("rx")) > 0 or geo.number(el.get("ry")) > 0:
-            return "rounded-rectangle"
-        return "square" if abs(w - h) < 1 else "rectangle"
+    if tag == "rect":   # rounded or square, still a rectangle
+        return "rectangle"
     if tag in ("circle", "ellipse"):
         return tag
-    return "path" if tag == "path" else tag
+    return tag
 
 
 def _gt_shape_elements(root) -> list[tuple[str, object]]:

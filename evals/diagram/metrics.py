@@ -27,13 +27,11 @@ FONT_CLASSES = {"serif": ("times", "georgia", "palatino", "garamond"),
                 "sans": ("arial", "helvetica", "verdana", "tahoma", "trebuchet"),
                 "mono": ("courier", "consolas", "monaco")}
 ACCEPTABLE_TAGS = {
-    "rectangle": {"rect"}, "square": {"rect"}, "rounded-rectangle": {"rect", "path"},
-    "circle": {"circle"}, "ellipse": {"ellipse"},
-    "triangle": {"polygon", "path"}, "diamond": {"polygon", "path"},
-    "hexagon": {"polygon", "path"}, "polygon": {"polygon", "path"}, "path": {"path"},
+    "rectangle": {"rect"},
+    "circle": {"circle"}, "ellipse": {"ellipse"}, "polygon": {"polygon", "path"},
+    "path": {"path"},
     "3d-cylinder": {"g", "path"}, "3d-cube": {"g", "rect", "polygon"},
 }
-POLYGON_TYPES = ("triangle", "diamond", "hexagon", "polygon")
 ZERO_SHAPES = {**{m: 0.0 for m in SHAPE_METRICS}, "extra_penalty": 0.0, "composite": 0.0}
 ZERO_ARROWS = {**{m: 0.0 for m in ARROW_METRICS}, "extra_penalty": 0.0, "composite": 0.0}
 
@@ -81,9 +79,9 @@ def type_score(gt_type: str, gen_tag: str, gen_children: tuple = ()) -> float:
         return 1.0
     if three_d:
         return 0.4
-    if gt_type in POLYGON_TYPES and gen_tag == "rect":
+    if gt_type == "polygon" and gen_tag == "rect":
         return 0.3
-    if gt_type in ("rectangle", "square") and gen_tag in ("polygon", "path"):
+    if gt_type == "rectangle" and gen_tag in ("polygon", "path"):
         return 0.3
     return 0.0
 
