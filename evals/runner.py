@@ -30,6 +30,8 @@ class RunOptions:
     loo_backbone: str | None = None   # default: the suite's own (``loo_backbone`` attribute)
     weights: dict = field(default_factory=dict)
     progress: bool | None = None      # None: on terminals only
+    suite_options: dict = field(default_factory=dict)   # a suite's own (judge URL, render)
+    ray: str | None = None            # "local" or a Ray address: one Ray task per sample
 
 
 def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
@@ -48,7 +50,8 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
         raise ConfigError(None, "give --pred PATH (or --no-edit for the baseline)")
     pool = RenderPool(workers=max(1, options.workers), limits=DEFAULT_LIMITS)
     ctx = EvalContext(pool=pool, weights=dict(options.weights),
-                      options={"no_edit": options.no_edit}, limits=DEFAULT_LIMITS)
+                      options={**options.suite_options, "no_edit": options.no_edit},
+                      limits=DEFAULT_LIMITS)
     warnings = []
     used = getattr(suite, "weights_used", lambda t: set())(task)
     for name in sorted(set(options.weights) - used):
@@ -62,15 +65,12 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
     bar = _progress(len(samples), f"{suite.name} {task}", options.progress)
     loo_dir = tempfile.TemporaryDirectory(prefix="svgloo-eval-") if options.loo else None
 
-    def one(sample):
+    def one(sample, remote=None):
         t = time.perf_counter()
-        try:
-            scored = suite.score(sample, preds.get(sample.id), ctx)
-        except SvglooError as exc:  # a suite should not raise; keep the run going if it does
-            scored = Scored(INVALID, reason=str(exc))
-        except (RecursionError, MemoryError) as exc:  # a pathological prediction
-            scored = Scored(INVALID, reason=f"{sample.id}: prediction too complex to score "
-                                            f"({type(exc).__name__})")
+        if remote is not None:   # scored by a Ray task: (Scored, its seconds there)
+            scored, t = remote[0], time.perf_counter() - remote[1]
+        else:
+            scored = _score(suite, sample, preds.get(sample.id), ctx)
         row = {"id": sample.id, "status": scored.status, "metrics": scored.metrics,
                "reason": scored.reason}
         if sample.level:
@@ -82,7 +82,9 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
         return row
 
     try:
-        if options.workers > 1:
+        if options.ray is not None:
+            rows = _on_ray(suite, samples, preds, ctx, options, one)
+        elif options.workers > 1:
             with ThreadPoolExecutor(options.workers) as ex:
                 rows = list(ex.map(one, samples))
         else:
@@ -114,6 +116,54 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
                     "per_sample_s": round(total / len(rows), 4) if rows else None,
                     "workers": options.workers},
     }
+
+
+def _score(suite, sample, prediction, ctx) -> Scored:
+    try:
+        return suite.score(sample, prediction, ctx)
+    except SvglooError as exc:  # a suite should not raise; keep the run going if it does
+        return Scored(INVALID, reason=str(exc))
+    except (RecursionError, MemoryError) as exc:  # a pathological prediction
+        return Scored(INVALID, reason=f"{sample.id}: prediction too complex to score "
+                                      f"({type(exc).__name__})")
+
+
+_worker_state: dict = {}   # per Ray worker process: its suites and one render pool
+
+
+def score_sample_job(suite_name: str, sample, prediction, options: dict, weights: dict):
+    """A Ray task: score one sample in a worker, with that worker's own render pool (the
+    engine's limits apply there too). Returns (Scored, seconds)."""
+    t = time.perf_counter()
+    if "pool" not in _worker_state:
+        from multiprocessing import util
+
+        _worker_state["pool"] = RenderPool(workers=1, limits=DEFAULT_LIMITS)
+        util.Finalize(None, _worker_state["pool"].close, exitpriority=10)
+    suites = _worker_state.setdefault("suites", {})
+    if suite_name not in suites:
+        from .base import load_suite
+
+        suites[suite_name] = load_suite(suite_name)
+    ctx = EvalContext(pool=_worker_state["pool"], weights=weights, options=options,
+                      limits=DEFAULT_LIMITS)
+    return _score(suites[suite_name], sample, prediction, ctx), time.perf_counter() - t
+
+
+def _on_ray(suite, samples, preds, ctx, options: RunOptions, one) -> list[dict]:
+    """Every sample as a Ray task (svgloo.validation's executor); rows are built here
+    exactly as for local scoring, in sample order."""
+    from svgloo.validation.executors import make_executor
+
+    executor = make_executor(options.workers, options.ray)
+    jobs = [(i, (suite.name, s, preds.get(s.id), ctx.options, ctx.weights))
+            for i, s in enumerate(samples)]
+    rows: dict[int, dict] = {}
+    for i, result, error in executor.run(score_sample_job, jobs):
+        if error is not None:   # the task's worker died
+            result = (Scored(INVALID, reason=f"{samples[i].id}: worker failed: {error}"), 0.0)
+        rows[i] = one(samples[i], remote=result)
+    return [rows[i] for i in range(len(samples))]
 
 
 def _loo(suite, sample, svg: str, options: RunOptions, pool, tmp: Path) -> dict:

@@ -28,6 +28,10 @@ def register(sub) -> None:
     p.add_argument("--limit", type=int, help="only the first N files (sorted by path)")
     p.add_argument("--retry-errors", action="store_true",
                    help="re-run files whose previous row is an error")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="run each file as a Ray task (the [cluster] extra): without ADDRESS "
+                        "on a local Ray instance with --workers CPUs, else on that cluster "
+                        "(auto, HOST:6379, ray://HOST:10001)")
     add_scoring_arguments(p)
     p.set_defaults(func=run)
 
@@ -45,9 +49,12 @@ def run(args) -> int:
     if args.limit:
         files = files[:args.limit]
     files = shard(files, args.shard)
+    from svgloo.validation.executors import make_executor
+
     counts = run_batch(files, args.out, settings_from_args(args), do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
-                       retry_errors=args.retry_errors, progress=sys.stderr.isatty())
+                       retry_errors=args.retry_errors, progress=sys.stderr.isatty(),
+                       executor=make_executor(args.workers, args.ray))
     fps = counts["files_per_second"]
     print(f"{counts['files']} files: {counts['ok']} ok, {counts['error']} errors, "
           f"{counts['skipped']} skipped (already done) in {counts['seconds']:.1f} s"

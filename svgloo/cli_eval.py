@@ -10,6 +10,7 @@ Suites are plugins of the ``svgloo.evals`` entry-point group (see svgloo/evals/b
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
@@ -19,10 +20,41 @@ def register(sub) -> None:
                                    "benchmark, reproduced from its original code. "
                                    "'svgloo eval list' shows the suites and their tasks.")
     p.add_argument("suite", help="suite name, or 'list'")
-    p.add_argument("task", nargs="?", help="the suite's task (see 'svgloo eval list')")
+    p.add_argument("task", nargs="?", help="the suite's task or command (see 'svgloo eval list')")
+    p.add_argument("args", nargs="*", metavar="ARG",
+                   help="a suite command's arguments (diagram pair GEN.svg GT.svg, "
+                        "diagram check DIR)")
     p.add_argument("--data", help="the benchmark's data (its checkout folder or task file)")
-    p.add_argument("--pred", help="predictions: JSONL of {id, response} or {id, svg}, or a "
-                                  "folder of <id>.svg")
+    p.add_argument("--pred", action="append", help="predictions: JSONL of {id, response} or "
+                   "{id, svg}, or a folder of <id>.svg (diagram run: one folder per model, "
+                   "repeatable)")
+    p.add_argument("--gt", help="diagram run: the folder of ground-truth SVGs")
+    p.add_argument("--superset", action="store_true",
+                   help="diagram run: also score every model on the samples all kept models "
+                        "scored cleanly")
+    p.add_argument("--impl", choices=("svgloo", "upstream"), default="svgloo",
+                   help="diagram: svgloo's clean-room code (default) or the original from "
+                        "--upstream-dir")
+    p.add_argument("--upstream-dir", help="diagram --impl upstream: your checkout of "
+                                          "RAIVNLab/VFig (or its rule-based-eval folder)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="score each sample as a Ray task (the [cluster] extra): without "
+                        "ADDRESS on a local Ray instance with --workers CPUs")
+    judge = p.add_argument_group("judge (svgbench): any OpenAI-compatible endpoint")
+    judge.add_argument("--judge-url", help="base URL, e.g. http://127.0.0.1:8000/v1")
+    judge.add_argument("--judge-model", help="model name the endpoint serves (the original: "
+                                             "gpt-4.1)")
+    judge.add_argument("--judge-key-env", metavar="VAR",
+                       help="environment variable holding the API key (never on the "
+                            "command line)")
+    judge.add_argument("--judge-concurrency", type=int, default=4,
+                       help="requests in flight at most (default 4)")
+    judge.add_argument("--judge-timeout", type=float, default=120, help="seconds per request")
+    judge.add_argument("--repeat", type=int, default=1, metavar="K",
+                       help="ask the judge K times per sample and report the spread")
+    judge.add_argument("--render", choices=("cairosvg", "chromium"), default="cairosvg",
+                       help="svgbench: the PNG the judge sees (chromium = the original's "
+                            "browser page and window size)")
     p.add_argument("--json", action="store_true", help="print the svgloo.eval/1 JSON")
     p.add_argument("--out", help="also write the svgloo.eval/1 JSON to this file")
     p.add_argument("--limit", type=int, help="score only the first N samples")
@@ -68,13 +100,31 @@ def run(args) -> int:
             print(f"  reproduces: {suite.upstream}")
             print(f"  tasks: {', '.join(suite.tasks)}")
         return 0
-    if not args.task or not args.data:
+    if not args.task:
         raise ConfigError(None, "usage: svgloo eval SUITE TASK --data PATH --pred PATH")
+    if args.repeat < 1 or args.judge_concurrency < 1:
+        raise ConfigError(None, "--repeat and --judge-concurrency must be at least 1")
+    if args.judge_key_env and not os.environ.get(args.judge_key_env):
+        raise ConfigError(None, f"--judge-key-env {args.judge_key_env}: that variable is "
+                                "not set")
     suite = load_suite(args.suite)
+    if args.task in getattr(suite, "commands", ()):   # a suite's own command (diagram run)
+        return int(suite.run_command(args) or 0)
+    if not args.data and not getattr(suite, "builtin_data", None):
+        raise ConfigError(None, "usage: svgloo eval SUITE TASK --data PATH --pred PATH")
+    if args.args:
+        raise ConfigError(None, f"unexpected arguments: {' '.join(args.args)}")
+    if args.pred and len(args.pred) > 1:
+        raise ConfigError(None, f"{args.suite} {args.task} takes one --pred")
     options = RunOptions(limit=args.limit, workers=max(1, args.workers), no_edit=args.no_edit,
                          loo=args.loo, loo_backbone=args.loo_backbone,
-                         weights=_weights(args.weights))
-    result = run_eval(suite, args.task, args.data, args.pred, options)
+                         weights=_weights(args.weights),
+                         suite_options={k: getattr(args, k) for k in (
+                             "judge_url", "judge_model", "judge_key_env", "judge_concurrency",
+                             "judge_timeout", "repeat", "render")},
+                         ray=args.ray)
+    result = run_eval(suite, args.task, args.data or suite.builtin_data, args.pred[0] if args.pred else None,
+                      options)
     if args.out:
         from svgloo.evals.engine import atomic_write_text
 

@@ -7,7 +7,8 @@ row for the same content hash and settings key exists is skipped. ``summary.csv`
 rebuilt from ``results.jsonl`` at the end. A bad file becomes an error row; the run goes on.
 
 ``process_file`` is the per-file function to map over a cluster too (see
-docs/validation.md): it takes a path and plain settings and returns one row.
+docs/validation.md): it takes a path and plain settings and returns one row. The jobs run
+on an executor (``executors.py``): local worker processes, or Ray tasks with ``--ray``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import csv
 import hashlib
 import io
 import json
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from svgloo.engine.files import atomic_write_text
+
+from .executors import LocalExecutor
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.csv"
@@ -173,8 +174,9 @@ def write_summary(out_dir: str, files: list[str], key: str) -> Path:
 
 def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True,
               do_structure: bool = False, workers: int = 1, retry_errors: bool = False,
-              progress: bool = False) -> dict:
-    """Process ``files`` (skipping those already done) and write results/summary."""
+              progress: bool = False, executor=None) -> dict:
+    """Process ``files`` (skipping those already done) and write results/summary.
+    ``executor``: where the jobs run (``executors.py``; default local processes)."""
     from tqdm import tqdm
 
     Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -201,22 +203,15 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             counts[row["status"]] += 1
             bar.update(1)
 
-        if todo:
-            ctx = multiprocessing.get_context(
-                "forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                else "spawn")
-            with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=ctx) as ex:
-                futures = {ex.submit(process_file, f, settings, do_score, do_structure, key): f
-                           for f in todo}
-                for fut in as_completed(futures):
-                    try:
-                        record(fut.result())
-                    except Exception as exc:  # the worker process itself died
-                        record({"file": futures[fut], "sha256": None, "settings_key": key,
-                                "status": "error", "score": None, "structure": None,
-                                "error": {"file": futures[fut],
-                                          "message": f"worker failed: {exc}"},
-                                "seconds": None})
+        executor = executor or LocalExecutor(workers)
+        jobs = [(f, (f, settings, do_score, do_structure, key)) for f in todo]
+        for f, row, error in executor.run(process_file, jobs):
+            if error is not None:  # the worker process itself died
+                row = {"file": f, "sha256": None, "settings_key": key, "status": "error",
+                       "score": None, "structure": None,
+                       "error": {"file": f, "message": f"worker failed: {error}"},
+                       "seconds": None}
+            record(row)
     bar.close()
     counts["seconds"] = round(time.perf_counter() - t0, 3)
     counts["files_per_second"] = round(len(todo) / counts["seconds"], 3) \

@@ -1,0 +1,1 @@
+"""eval-protocol svgbench: the requirement judge and its live variant (spec §5)."""
