@@ -132,7 +132,7 @@ def _check_settings(doc: Document, s: StructureSettings) -> None:
             raise ConfigError(doc.name, f"unknown grounder {s.grounder!r} "
                                         f"({', '.join(GROUNDERS)})")
     if s.definitions not in DEFINITIONS:
-        raise ConfigError(doc.name, f"unknown definitions {s.definitions!r} (paper or lica)")
+        raise ConfigError(doc.name, f"unknown definitions {s.definitions!r} (paper, packed or lica)")
     if s.method not in ("fast", "naive"):
         raise ConfigError(doc.name, f"unknown method {s.method!r} (fast or naive)")
 
@@ -309,7 +309,9 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
     per_concept = [{"name": c.name,
                     "compactness": _r(m.per_concept[j]["compactness"]),
                     "locality": _r(m.per_concept[j]["locality"]),
-                    "crosstalk": _r(m.per_concept[j]["crosstalk"])}
+                    "crosstalk": _r(m.per_concept[j]["crosstalk"]),
+                    **{k: _r(m.per_concept[j][k]) for k in READINGS
+                       if k in m.per_concept[j]}}
                    for j, c in enumerate(concepts)]
     result = {
         "schema": SCHEMA,
@@ -333,7 +335,13 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
     }
     if lica and concepts:
         result["lica_extra"] = {k: round(float(v), 6) for k, v in m.extra.items()}
+    elif concepts:
+        # the other readings of eq. 8 and 9, beside the headline values
+        result["readings"] = {k: _r(m.extra.get(k)) for k in READINGS}
     return StructureRun(result, doc, units, loo, list(concepts), heatmaps, A, m)
+
+
+READINGS = ("locality_paper", "locality_packed", "compactness_column")
 
 
 def _r(x):

@@ -31,9 +31,10 @@ def register(sub) -> None:
     p.add_argument("--masks", dest="masks_dir", metavar="DIR",
                    help="one grayscale PNG per concept, named by the concept's slug "
                         "(red-flower-head.png)")
-    p.add_argument("--definitions", choices=["paper", "lica"], default="paper",
-                   help="metric definitions: the paper's (default) or the published "
-                        "lica-bench svg_loo code's")
+    p.add_argument("--definitions", choices=["paper", "packed", "lica"], default="paper",
+                   help="metric definitions: the paper's equations read literally "
+                        "(default), packed (locality 1 for any contiguous group), or the "
+                        "published lica-bench svg_loo code's")
     p.add_argument("--subpaths", action="store_true",
                    help="split compound paths into subpath units (default: whole elements, "
                         "as editors edit them)")

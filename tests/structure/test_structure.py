@@ -106,11 +106,13 @@ def five_bars(order):
     return SVG_HEAD + "".join(rects) + "</svg>"
 
 
-@pytest.mark.parametrize("order, expected", [
-    ((0, 1, 2, 3, 4), 0.0),   # "ends" = bars 0 and 4, at z 0 and N-1: D = D_max
-    ((0, 4, 1, 2, 3), 1.0),   # the same bars adjacent in z-order: D = D_min
+@pytest.mark.parametrize("order, packed, literal", [
+    # "ends" = bars 0 and 4, at z 0 and N-1: D = D_max = (N-1)/2 = 2 -> 0 both ways
+    ((0, 1, 2, 3, 4), 0.0, 0.0),
+    # the same bars adjacent in z-order: D = D_min -> packed 1; literal 1 - 0.5 / 2
+    ((0, 4, 1, 2, 3), 1.0, 0.75),
 ])
-def test_locality_of_split_concept(tmp_path, render_pool, order, expected):
+def test_locality_of_split_concept(tmp_path, render_pool, order, packed, literal):
     masks = tmp_path / "masks"
     masks.mkdir()
     write_mask(masks, "ends", [(10, 90, 5, 15), (10, 90, 85, 95)])
@@ -118,8 +120,11 @@ def test_locality_of_split_concept(tmp_path, render_pool, order, expected):
     s = StructureSettings(concepts=("ends", "middle"), masks_dir=str(masks), size=SIZE)
     r = structure_text(five_bars(order), str(tmp_path / "bars.svg"), s, pool=render_pool).result
     ends, middle = r["per_concept"]
-    assert ends["locality"] == pytest.approx(expected, abs=1e-6)
-    assert middle["locality"] == pytest.approx(1.0)
+    assert ends["locality"] == pytest.approx(literal, abs=1e-6)
+    assert ends["locality_packed"] == pytest.approx(packed, abs=1e-6)
+    # middle: three contiguous equal bars, MAD 2/3 -> literal 1 - (2/3) / 2
+    assert middle["locality"] == pytest.approx(2 / 3, abs=1e-6)
+    assert middle["locality_packed"] == pytest.approx(1.0)
     # two equal bars: Herfindahl 1/2 = 1/n -> compactness 0; three equal bars likewise
     assert ends["compactness"] == pytest.approx(0.0, abs=0.01)
     assert r["metrics"]["purity"] == pytest.approx(1.0, abs=0.01)
@@ -153,7 +158,10 @@ def test_labels_source_and_grounder(tmp_path, capsys):
     m = r["metrics"]
     assert m["purity"] == pytest.approx(1.0, abs=0.01)
     assert m["coverage"] == 1.0
-    assert m["locality"] == pytest.approx(1.0)
+    # house = units 1, 2 (adjacent, equal weights) of N = 4: 1 - 0.5 / 1.5 literally;
+    # sun and tree are single units (1.0); the packed reading gives 1.0 for all three
+    assert m["locality"] == pytest.approx((1 + 2 / 3 + 1) / 3, abs=0.01)
+    assert r["readings"]["locality_packed"] == pytest.approx(1.0)
     # house: two units, each entirely under the house heatmap, so A = 1 for both (the
     # attribution is footprint-normalised, not an area): shares 1/2 each, H = 1/n -> 0
     house = r["per_concept"][1]
