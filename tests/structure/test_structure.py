@@ -265,3 +265,81 @@ def test_labels_heatmaps_account_for_occlusion(tmp_path, render_pool):
     assert [u["primary"] for u in r["units"]] == [0, 1, 2]
     assert r["metrics"]["coverage"] == 1.0
     assert r["units"][1]["purity"] > 0.9
+
+
+# --- the paper's grounding rule ------------------------------------------------------------
+
+def test_mask_rule_boundaries():
+    from svgloo.plugins.grounders import mask_accepted
+
+    assert mask_accepted(None, 0.99)            # the user's own mask: always used
+    assert mask_accepted(0.31, 0.5)
+    assert not mask_accepted(0.3, 0.5)          # score must be > 0.3
+    assert mask_accepted(0.9, 0.005) and mask_accepted(0.9, 0.95)
+    assert not mask_accepted(0.9, 0.004) and not mask_accepted(0.9, 0.951)
+
+
+def test_masks_grounder_takes_concepts_from_mask_names(two_squares, capsys):
+    svg, masks = two_squares
+    rc, r = cli_json(capsys, svg, "--grounder", "masks", "--masks", masks, "--size", SIZE)
+    assert rc == 0
+    assert [c["name"] for c in r["concepts"]] == ["bottom-bar", "left-square", "right-square"]
+    # the rect is wholly under bottom-bar; the compound path half under each square
+    assert r["attribution"][1] == pytest.approx([1.0, 0.0, 0.0], abs=0.01)
+    assert r["attribution"][0] == pytest.approx([0.0, 0.5, 0.5], abs=0.01)
+
+
+def test_scored_masks_follow_the_rule(two_squares, render_pool, monkeypatch):
+    from svgloo.engine.errors import ConfigError
+    from svgloo.structure import analysis
+
+    svg, masks = two_squares
+    s = StructureSettings(concepts=("left square", "right square", "bottom bar"),
+                          masks_dir=str(masks), size=SIZE)
+    # all scores pass: the masks are used as they are
+    (masks / "scores.json").write_text('{"left-square": 0.9, "right-square": 0.31, '
+                                       '"bottom-bar": 0.8}')
+    r = structure_file(str(svg), s, pool=render_pool).result
+    assert r["attribution"][0] == pytest.approx([0.5, 0.5, 0.0], abs=0.01)
+    # right-square's score fails; without CLIPSeg that is a clear error naming it
+    (masks / "scores.json").write_text('{"left-square": 0.9, "right-square": 0.2}')
+    monkeypatch.setattr(analysis, "_weights_available", lambda group, name: False)
+    with pytest.raises(ConfigError, match="right square.*score 0.2"):
+        structure_file(str(svg), s, pool=render_pool)
+
+    # with CLIPSeg (a stand-in that grounds every concept on the left half), only the
+    # rejected concept is re-grounded
+    class HalfGrounder:
+        calls = []
+
+        def heatmaps(self, doc, render, concepts, options=None):
+            self.calls.append([c.name for c in concepts])
+            out = np.zeros((len(concepts),) + render.shape[:2], np.float32)
+            out[:, :, :50] = 1.0
+            return out
+
+    fake = HalfGrounder()
+    real_plugin = analysis._plugin
+    monkeypatch.setattr(analysis, "_weights_available", lambda group, name: True)
+    monkeypatch.setattr(analysis, "_plugin", lambda group, name, device=None: fake
+                        if name == "clipseg" else real_plugin(group, name, device))
+    run = structure_file(str(svg), s, pool=render_pool)
+    assert fake.calls == [["right square"]]
+    assert run.heatmaps[1][:, :50].min() == 1.0 and run.heatmaps[1][:, 50:].max() == 0.0
+    assert any("CLIPSeg" in n and "right square" in n for n in run.result["notes"])
+    # a mask covering the whole render fails the area rule even with a high score
+    write_mask(masks, "bottom-bar", [(0, 100, 0, 100)])
+    (masks / "scores.json").write_text('{"bottom-bar": 0.99}')
+    fake.calls.clear()
+    structure_file(str(svg), s, pool=render_pool)
+    assert fake.calls == [["bottom bar"]]
+
+
+def test_auto_prefers_supplied_masks_over_clipseg(two_squares, render_pool, monkeypatch):
+    from svgloo.structure import analysis
+
+    svg, masks = two_squares
+    monkeypatch.setattr(analysis, "_weights_available", lambda group, name: True)
+    s = StructureSettings(concepts=("left square",), masks_dir=str(masks), size=SIZE)
+    r = structure_file(str(svg), s, pool=render_pool).result
+    assert r["grounder"] == "masks" and "preferred" in r["grounder_reason"]
