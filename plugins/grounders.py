@@ -14,8 +14,8 @@
   mask its detection score, and then the paper's rule decides (``mask_accepted``): the
   mask is used when its score is > 0.3 and its area fraction is in [0.005, 0.95], else
   the concept is grounded by CLIPSeg (the grounder fills the dict the caller passes as
-  ``options["rejected_masks"]``: concept index -> why). A mask
-  without a score is the user's own and is always used.
+  ``options["rejected_masks"]``: concept index -> why). A mask without a score is the
+  user's own and is always used.
 """
 
 from __future__ import annotations
@@ -217,8 +217,7 @@ class MaskGrounder:
                           if key in scores), None)
             area = float((out[k] > 0.5).mean())
             if not mask_accepted(score, area):
-                rejected[k] = (f"mask {path.name} has score {score:g} and area "
-                                          f"fraction {area:.4f} (the rule wants score > "
-                                          f"{MIN_MASK_SCORE} and area in "
-                                          f"[{MASK_AREA_RANGE[0]}, {MASK_AREA_RANGE[1]}])")
+                rejected[k] = (f"mask {path.name} has score {score:g} and area fraction "
+                               f"{area:.4f} (the rule wants score > {MIN_MASK_SCORE} and "
+                               f"area in [{MASK_AREA_RANGE[0]}, {MASK_AREA_RANGE[1]}])")
         return out

@@ -132,7 +132,8 @@ def _check_settings(doc: Document, s: StructureSettings) -> None:
             raise ConfigError(doc.name, f"unknown grounder {s.grounder!r} "
                                         f"({', '.join(GROUNDERS)})")
     if s.definitions not in DEFINITIONS:
-        raise ConfigError(doc.name, f"unknown definitions {s.definitions!r} (paper, packed or lica)")
+        raise ConfigError(doc.name, f"unknown definitions {s.definitions!r} "
+                                    "(paper, packed or lica)")
     if s.method not in ("fast", "naive"):
         raise ConfigError(doc.name, f"unknown method {s.method!r} (fast or naive)")
 
