@@ -112,18 +112,6 @@ def _is_drawn(doc: Document, i: int) -> bool:
     return el.namespace in (SVG_NS, None) and el.tag not in NON_RENDERING
 
 
-def top_level_children(doc: Document) -> list[int]:
-    """Element indices of the root's drawn children."""
-    out = []
-    for child in doc.root:
-        if not isinstance(child.tag, str):
-            continue
-        i = doc.index_of(child)
-        if _is_drawn(doc, i):
-            out.append(i)
-    return out
-
-
 def closing_tag_start(doc: Document, i: int) -> int | None:
     """Offset of ``</tag>`` of element ``i``; None when it is self-closing."""
     el = doc.elements[i]
@@ -458,15 +446,6 @@ def rank_values(detector: str, us: UnitSet, *, seed: int = 0, index: int = 0) ->
         # ties go to later units (-i / n keeps the syntax score first)
         return [-score - i / (n + 1) for i, score in enumerate(syntax_scores(us))]
     raise ValueError(f"{detector!r} needs a reference")
-
-
-def ssim(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean SSIM of two RGB uint8 images (the pixel backbone's definition)."""
-    from svgloo.plugins.base import Reference
-    from svgloo.plugins.pixel_backbone import PixelBackbone
-
-    bb = PixelBackbone()
-    return float(bb.similarity(a[None], bb.prepare(Reference("image", "", image=b)))[0])
 
 
 def mean_abs_error(a: np.ndarray, b: np.ndarray) -> float:
