@@ -9,7 +9,13 @@
 - ``regions``: a region concept's heatmap is its mask.
 - ``masks``: one grayscale image per concept in ``options["masks_dir"]``, named by the
   concept's slug (``red-flower-head.png``; the exact name + ``.png`` also works), resized
-  to the render size; white = the concept.
+  to the render size; white = the concept. A ``scores.json`` beside the images
+  (``{"red-flower-head": 0.82, ...}``, keyed by file stem or concept name) gives each
+  mask its detection score, and then the paper's rule decides (``mask_accepted``): the
+  mask is used when its score is > 0.3 and its area fraction is in [0.005, 0.95], else
+  the concept is grounded by CLIPSeg (the grounder fills the dict the caller passes as
+  ``options["rejected_masks"]``: concept index -> why). A mask without a score is the
+  user's own and is always used.
 """
 
 from __future__ import annotations
@@ -24,6 +30,47 @@ from svgloo.engine.errors import ConfigError
 from svgloo.engine.protocols import Concept
 
 MASK_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
+SCORES_FILE = "scores.json"
+# The paper's grounding rule: a detector's mask is trusted above this score and inside
+# this range of area fractions (of the render); otherwise CLIPSeg grounds the concept.
+MIN_MASK_SCORE = 0.3
+MASK_AREA_RANGE = (0.005, 0.95)
+
+
+def mask_accepted(score: float | None, area_fraction: float) -> bool:
+    """The paper's rule for a mask with a detection score; a mask with no score (the
+    user's own) is always accepted."""
+    if score is None:
+        return True
+    lo, hi = MASK_AREA_RANGE
+    return score > MIN_MASK_SCORE and lo <= area_fraction <= hi
+
+
+def mask_names(masks_dir: str | Path) -> list[str]:
+    """Concept names from a masks folder: the image files' stems, sorted."""
+    folder = Path(masks_dir)
+    if not folder.is_dir():
+        raise ConfigError(str(folder), "masks directory not found")
+    return sorted({p.stem for p in folder.iterdir()
+                   if p.is_file() and p.suffix.lower() in MASK_SUFFIXES})
+
+
+def mask_scores(masks_dir: str | Path) -> dict[str, float]:
+    """``scores.json`` beside the masks ({} when there is none)."""
+    import json
+
+    path = Path(masks_dir) / SCORES_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot read mask scores: {exc}") from None
+    if not isinstance(data, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()):
+        raise ConfigError(str(path), "mask scores must be a JSON object of numbers "
+                                     '({"concept-name": 0.8, ...})')
+    return {str(k): float(v) for k, v in data.items()}
 
 
 def slug(name: str) -> str:
@@ -146,6 +193,10 @@ class MaskGrounder:
             raise ConfigError(str(masks_dir), "masks directory not found")
         h, w = _render_size(render_rgb)
         out = np.zeros((len(concepts), h, w), np.float32)
+        scores = mask_scores(masks_dir)
+        # filled for the caller (a dict in options: instances are shared across threads)
+        rejected = options.get("rejected_masks")
+        rejected = rejected if isinstance(rejected, dict) else {}
         for k, c in enumerate(concepts):
             path = self.find_mask(masks_dir, c.name)
             if path is None:
@@ -162,4 +213,11 @@ class MaskGrounder:
             except (UnidentifiedImageError, OSError) as exc:
                 raise ConfigError(str(path), f"cannot read mask image: {exc}") from None
             out[k] = np.asarray(gray, np.float32) / 255.0
+            score = next((scores[key] for key in (path.stem, c.name, slug(c.name))
+                          if key in scores), None)
+            area = float((out[k] > 0.5).mean())
+            if not mask_accepted(score, area):
+                rejected[k] = (f"mask {path.name} has score {score:g} and area fraction "
+                               f"{area:.4f} (the rule wants score > {MIN_MASK_SCORE} and "
+                               f"area in [{MASK_AREA_RANGE[0]}, {MASK_AREA_RANGE[1]}])")
         return out

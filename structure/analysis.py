@@ -132,7 +132,8 @@ def _check_settings(doc: Document, s: StructureSettings) -> None:
             raise ConfigError(doc.name, f"unknown grounder {s.grounder!r} "
                                         f"({', '.join(GROUNDERS)})")
     if s.definitions not in DEFINITIONS:
-        raise ConfigError(doc.name, f"unknown definitions {s.definitions!r} (paper or lica)")
+        raise ConfigError(doc.name, f"unknown definitions {s.definitions!r} "
+                                    "(paper, packed or lica)")
     if s.method not in ("fast", "naive"):
         raise ConfigError(doc.name, f"unknown method {s.method!r} (fast or naive)")
 
@@ -142,6 +143,15 @@ def find_concepts(doc: Document, render: np.ndarray, settings: StructureSettings
     """(source used, concepts) following the ``auto`` order: author, labels (two or
     more), vlm (weights present), regions."""
     src = settings.concept_source
+    if src == "auto" and settings.grounder == "masks" and settings.masks_dir \
+            and not settings.concepts:
+        from svgloo.plugins.grounders import mask_names
+
+        names = mask_names(settings.masks_dir)
+        if names:
+            notes.append(f"concepts from the mask files in {settings.masks_dir}")
+            return "author", _plugin("svgloo.concepts", "author").concepts(
+                doc, render, {**options, "concepts": names})
     if src == "auto":
         from svgloo.plugins.concepts_author import config_concepts
 
@@ -174,14 +184,36 @@ def choose_grounder(doc: Document, source: str, settings: StructureSettings) -> 
         return settings.grounder, "given"
     if source in ("labels", "regions"):
         return source, f"{source} concepts are grounded by their own {source[:-1]}s"
+    if settings.masks_dir:
+        # the paper's order: supplied masks first, CLIPSeg where a mask fails the rule
+        return "masks", "--masks given (supplied masks are preferred over CLIPSeg)"
     if _weights_available("svgloo.grounders", "clipseg"):
         return "clipseg", "CLIPSeg weights are present"
-    if settings.masks_dir:
-        return "masks", "--masks given (no CLIPSeg weights)"
     raise ConfigError(doc.name, f"cannot ground {source} concepts: no CLIPSeg weights in the "
                                 "cache and no --masks DIR; install the [vlm] extra and cache "
                                 "CIDAS/clipseg-rd64-refined, give --masks DIR with one PNG "
                                 "per concept, or use --concepts labels|regions")
+
+
+def _clipseg_fallback(doc: Document, render: np.ndarray, concepts: list[Concept],
+                      heatmaps: np.ndarray, rejected: dict[int, str], options: dict,
+                      settings: StructureSettings, notes: list) -> np.ndarray:
+    """The paper's rule: a concept whose scored mask fails it is grounded by CLIPSeg."""
+    names = ", ".join(repr(concepts[k].name) for k in sorted(rejected))
+    if not _weights_available("svgloo.grounders", "clipseg"):
+        k = min(rejected)
+        raise ConfigError(doc.name, f"concept {concepts[k].name!r}: {rejected[k]}, so it "
+                                    "falls back to CLIPSeg, whose weights are not cached "
+                                    "(install the [vlm] extra and cache "
+                                    "CIDAS/clipseg-rd64-refined, or drop its score)")
+    clipseg = _plugin("svgloo.grounders", "clipseg", settings.device)
+    idx = sorted(rejected)
+    again = np.asarray(clipseg.heatmaps(doc, render, [concepts[k] for k in idx], options),
+                       np.float32)
+    heatmaps = heatmaps.copy()
+    heatmaps[idx] = again
+    notes.append(f"grounded by CLIPSeg (their masks failed the score/area rule): {names}")
+    return heatmaps
 
 
 def merge_concepts(concepts: list[Concept], heatmaps: np.ndarray,
@@ -272,7 +304,13 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
         grounder_name, grounder_reason = choose_grounder(doc, source, settings)
         device = settings.device if grounder_name == "clipseg" else None
         grounder = _plugin("svgloo.grounders", grounder_name, device)
-        heatmaps = np.asarray(grounder.heatmaps(doc, render, concepts, options), np.float32)
+        rejected: dict[int, str] = {}
+        heatmaps = np.asarray(grounder.heatmaps(doc, render, concepts,
+                                                {**options, "rejected_masks": rejected}),
+                              np.float32)
+        if rejected and grounder_name == "masks":
+            heatmaps = _clipseg_fallback(doc, render, concepts, heatmaps, rejected,
+                                         options, settings, notes)
         if heatmaps.shape != (len(concepts),) + render.shape[:2]:
             raise ConfigError(doc.name, f"grounder {grounder_name!r} returned heatmaps of shape "
                                         f"{heatmaps.shape}, expected "
@@ -309,7 +347,9 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
     per_concept = [{"name": c.name,
                     "compactness": _r(m.per_concept[j]["compactness"]),
                     "locality": _r(m.per_concept[j]["locality"]),
-                    "crosstalk": _r(m.per_concept[j]["crosstalk"])}
+                    "crosstalk": _r(m.per_concept[j]["crosstalk"]),
+                    **{k: _r(m.per_concept[j][k]) for k in READINGS
+                       if k in m.per_concept[j]}}
                    for j, c in enumerate(concepts)]
     result = {
         "schema": SCHEMA,
@@ -333,7 +373,13 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
     }
     if lica and concepts:
         result["lica_extra"] = {k: round(float(v), 6) for k, v in m.extra.items()}
+    elif concepts:
+        # the other readings of eq. 8 and 9, beside the headline values
+        result["readings"] = {k: _r(m.extra.get(k)) for k in READINGS}
     return StructureRun(result, doc, units, loo, list(concepts), heatmaps, A, m)
+
+
+READINGS = ("locality_paper", "locality_packed", "compactness_column")
 
 
 def _r(x):

@@ -1,11 +1,16 @@
 """Attribution matrix and structural metrics, as plain functions on numpy arrays.
 
-Two sets of definitions (see docs/structure.md for the formulas side by side):
+Three sets of definitions (see docs/structure.md for the formulas side by side):
 
 - ``paper`` (default): the paper's equations 4-9. Attribution is normalised by the unit's
   footprint mass, so ``A[i, j]`` is the footprint-weighted mean heat of concept j under
   unit i (in [0, 1]); units whose row sum is below 0.01 are inactive; concept groups are
-  the active units whose primary concept is j.
+  the active units whose primary concept is j. Locality is the literal equation
+  ``1 - sum_i w_i |i - mu_c| / ((N - 1) / 2)``. Compactness over the concept's group is one
+  reading of a garbled equation; the other (the whole column, lica's) is reported beside
+  it as ``compactness_column``.
+- ``packed``: the same, except locality is measured against the best z-order the group's
+  units could have (``locality_packed``): 1 for a contiguous group of any size.
 - ``lica``: the published lica-bench ``svg_loo`` code (``compute_attribution_matrix`` and
   ``compute_structural_metrics``): raw unnormalised sums, a unit is active when its row
   maximum exceeds 0.005, soft coverage against 0.5 x the median of per-concept maxima,
@@ -24,7 +29,7 @@ import numpy as np
 EPS = 1e-8
 ACTIVE_THRESHOLD = 0.01          # paper: row sum of the normalised attribution
 LICA_ACTIVE_THRESHOLD = 0.005    # lica: row max of the raw attribution
-DEFINITIONS = ("paper", "lica")
+DEFINITIONS = ("paper", "packed", "lica")
 
 
 # --- attribution ----------------------------------------------------------------------
@@ -116,8 +121,20 @@ def weighted_mad(positions: np.ndarray, weights: np.ndarray) -> float:
     return float((w * np.abs(p - c)).sum())
 
 
-def locality_score(positions, weights, n_units: int) -> float:
-    """Eq. 9 for one concept, normalised to [0, 1] with 1 = contiguous in z-order.
+def paper_locality(positions, weights, n_units: int) -> float:
+    """Eq. 9 read literally: ``1 - sum_i w_i |i - mu_c| / ((N - 1) / 2)`` with
+    ``w_i = A[i, c] / sum_{i in G_c} A[i, c]`` over the concept's group, ``mu_c = sum w_i i``
+    (the weighted centroid of the units' z positions) and N the file's unit count.
+    1.0 for a single unit or N = 1. Even a contiguous group scores below 1 (two adjacent
+    equal units: ``1 - 1 / (N - 1)``), and the more units a concept has, the lower."""
+    w = np.asarray(weights, np.float64)
+    if len(w) <= 1 or w.sum() <= 0 or n_units <= 1:
+        return 1.0
+    return float(1.0 - weighted_mad(positions, w) / ((n_units - 1) / 2.0))
+
+
+def packed_locality(positions, weights, n_units: int) -> float:
+    """Eq. 9 with our normalisation (``--definitions packed``), 1 = contiguous in z-order.
 
     D = weighted MAD of the units' z positions (their unit indices) from the weighted
     centroid. D_min = the same weighted MAD with the same units packed next to each
@@ -141,7 +158,27 @@ def locality_score(positions, weights, n_units: int) -> float:
     return float(np.clip(1.0 - (d - d_min) / (d_max - d_min), 0.0, 1.0))
 
 
-def paper_metrics(A: np.ndarray, active_threshold: float = ACTIVE_THRESHOLD) -> StructureMetrics:
+locality_score = packed_locality   # the name earlier callers and tests use
+
+
+def column_compactness(column: np.ndarray, active_threshold: float) -> float:
+    """Compactness over a concept's whole column (lica's reading of eq. 8): shares
+    ``col / sum(col)`` over every unit, ``n_act`` = units above ``active_threshold``,
+    ``max(0, (H - 1/n_act) / (1 - 1/n_act))``; 1.0 when the column is empty, the file has
+    fewer than 2 units or fewer than 2 are active."""
+    col = np.clip(np.asarray(column, np.float64), 0, None)
+    total = col.sum()
+    n_act = int((col > active_threshold).sum())
+    if total <= 0 or len(col) < 2 or n_act < 2:
+        return 1.0
+    h = float(((col / total) ** 2).sum())
+    return max(0.0, (h - 1.0 / n_act) / (1.0 - 1.0 / n_act))
+
+
+def paper_metrics(A: np.ndarray, active_threshold: float = ACTIVE_THRESHOLD,
+                  locality: str = "paper") -> StructureMetrics:
+    """The paper's definitions; ``locality="packed"`` makes the packed variant the
+    headline locality (both are always in ``per_concept``)."""
     A = np.asarray(A, np.float64)
     n_units, k = A.shape if A.ndim == 2 else (0, 0)
     row_sum = A.sum(axis=1) if n_units else np.zeros(0)
@@ -158,7 +195,10 @@ def paper_metrics(A: np.ndarray, active_threshold: float = ACTIVE_THRESHOLD) -> 
     for j in range(k):
         g = groups[j]
         if not g:
-            per_concept.append({"compactness": None, "locality": None, "crosstalk": None})
+            per_concept.append({"compactness": None, "locality": None, "crosstalk": None,
+                                "locality_paper": None, "locality_packed": None,
+                                "compactness_column": column_compactness(A[:, j],
+                                                                         LICA_ACTIVE_THRESHOLD)})
             continue
         w = A[g, j]
         own = float(w.sum())
@@ -167,20 +207,30 @@ def paper_metrics(A: np.ndarray, active_threshold: float = ACTIVE_THRESHOLD) -> 
             cross = float(np.mean(others))
         else:
             cross = 0.0
+        lit = paper_locality(g, w, n_units)
+        packed = packed_locality(g, w, n_units)
         per_concept.append({"compactness": herfindahl_compactness(w),
-                            "locality": locality_score(g, w, n_units),
-                            "crosstalk": cross})
+                            "locality": packed if locality == "packed" else lit,
+                            "crosstalk": cross, "locality_paper": lit,
+                            "locality_packed": packed,
+                            "compactness_column": column_compactness(A[:, j],
+                                                                     LICA_ACTIVE_THRESHOLD)})
     active_purities = [p for p in purity if p is not None]
     mean_purity = float(np.mean(active_purities)) if active_purities else None
     coverage = (sum(1 for g in groups if g) / k) if k else None
     if k and not active_purities:
         coverage = 0.0
+    extra = {"locality_paper": _mean(c["locality_paper"] for c in per_concept),
+             "locality_packed": _mean(c["locality_packed"] for c in per_concept),
+             # lica's reading of eq. 8, over every concept (its column need not have a group)
+             "compactness_column": _mean(c["compactness_column"] for c in per_concept)}
     return StructureMetrics(
-        "paper", active, primary, purity, groups, mean_purity, coverage,
+        "packed" if locality == "packed" else "paper", active, primary, purity, groups,
+        mean_purity, coverage,
         _mean(c["compactness"] for c in per_concept),
         _mean(c["locality"] for c in per_concept),
         _mean(c["crosstalk"] for c in per_concept),
-        per_concept)
+        per_concept, extra)
 
 
 # --- lica definitions -------------------------------------------------------------------
@@ -231,13 +281,7 @@ def lica_metrics(M: np.ndarray, active_threshold: float = LICA_ACTIVE_THRESHOLD,
     contiguity = []
     for j in range(k):
         col = np.clip(M[:, j], 0, None)
-        total = col.sum()
-        n_act = int((col > active_threshold).sum())
-        if total <= 0 or n < 2 or n_act < 2:
-            comp = 1.0
-        else:
-            h = float(((col / total) ** 2).sum())
-            comp = max(0.0, (h - 1.0 / n_act) / (1.0 - 1.0 / n_act))
+        comp = column_compactness(col, active_threshold)
         idx = np.flatnonzero(col > active_threshold)
         if len(idx) <= 1 or col[idx].sum() <= 0:
             loc = 1.0
@@ -263,11 +307,11 @@ def lica_metrics(M: np.ndarray, active_threshold: float = LICA_ACTIVE_THRESHOLD,
 
 
 def compute_metrics(A: np.ndarray, definitions: str = "paper") -> StructureMetrics:
-    if definitions == "paper":
-        return paper_metrics(A)
+    if definitions in ("paper", "packed"):
+        return paper_metrics(A, locality=definitions)
     if definitions == "lica":
         return lica_metrics(A)
-    raise ValueError(f"unknown definitions {definitions!r} (paper or lica)")
+    raise ValueError(f"unknown definitions {definitions!r} (paper, packed or lica)")
 
 
 # --- concept merging --------------------------------------------------------------------

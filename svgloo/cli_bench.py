@@ -19,19 +19,24 @@ def register(sub) -> None:
     bsub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     bsub.required = True
 
-    a = bsub.add_parser("artifacts", help="inject 3 artifacts per file; F1 of the detectors")
+    a = bsub.add_parser("artifacts", help="inject one artifact of each kind per file; F1 of "
+                                          "six detectors under three references")
     a.add_argument("dir", help="folder of SVG files (searched recursively)")
     a.add_argument("--limit", type=int, help="use the first N files (sorted by path)")
+    a.add_argument("--per-folder", type=int, metavar="N",
+                   help="a seeded sample: N files from each sub-folder (plus every emoji "
+                        "with a counterpart in the other set, for the cross reference)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--json", metavar="FILE", help="write per-file rows and the summary")
     a.add_argument("--plots", metavar="DIR", help="write bar charts of F1 and recall")
     a.add_argument("--backbone", default="pixel",
                    help="pixel (default), clip, or auto (clip when its weights exist)")
     a.add_argument("--size", type=int, default=384)
-    a.add_argument("--detectors", default="loo,isolated,prefix,random",
-                   help="comma-separated subset of loo,isolated,prefix,random")
-    a.add_argument("--no-ensure-visible", dest="ensure_visible", action="store_false",
-                   help="keep artifacts that end up hidden under other content")
+    a.add_argument("--detectors", default="loo,isolated,prefix,random,last_k,syntax",
+                   help="comma-separated subset of loo,isolated,prefix,random,last_k,syntax")
+    a.add_argument("--ensure-visible", action="store_true",
+                   help="re-draw artifacts hidden under other content (selects by the "
+                        "leave-one-out footprint, so off by default)")
     a.set_defaults(func=run_artifacts)
 
     e = bsub.add_parser("edits", help="apply the five concept edits; edit precision")
@@ -41,7 +46,30 @@ def register(sub) -> None:
     e.add_argument("--json", metavar="FILE", help="write per-file rows and the summary")
     e.add_argument("--plots", metavar="DIR", help="write a bar chart of precision by edit")
     e.add_argument("--size", type=int, default=384)
+    e.add_argument("--masks", default="all",
+                   choices=["all", "same", "regions>labels", "labels>regions"],
+                   help="which masks score the edits: same (the analysed concepts' own), "
+                        "regions>labels / labels>regions (edit one kind of concept, score "
+                        "with the other's masks; labelled files only), or all (default)")
     e.set_defaults(func=run_edit_bench)
+
+
+def sample_per_folder(files: list[str], root: str, n: int, seed: int,
+                      keep: set[str] = frozenset()) -> list[str]:
+    """``n`` files from each top-level sub-folder of ``root`` (``random.Random(seed)``),
+    plus the files in ``keep``; sorted."""
+    import random
+
+    groups: dict[str, list[str]] = {}
+    for f in files:
+        rel = Path(f).relative_to(root)
+        groups.setdefault(rel.parts[0] if len(rel.parts) > 1 else ".", []).append(f)
+    rng = random.Random(seed)
+    chosen = set(keep)
+    for name in sorted(groups):
+        members = groups[name]
+        chosen.update(rng.sample(members, min(n, len(members))))
+    return sorted(chosen)
 
 
 def svg_files(folder: str, limit: int | None = None) -> list[str]:
@@ -67,49 +95,88 @@ def _bar(total: int, desc: str):
 
 
 def run_artifacts(args) -> int:
-    from svgloo.validation.artifacts import DETECTORS, aggregate, bench_file
+    from svgloo.validation.artifacts import (DETECTORS, SETTINGS, aggregate, bench_file,
+                                             calibrate_threshold, counterpart,
+                                             evaluate_threshold)
     from svgloo.engine.errors import ConfigError, SvglooError
 
     dets = tuple(d.strip() for d in args.detectors.split(",") if d.strip())
     bad = [d for d in dets if d not in DETECTORS]
     if bad:
         raise ConfigError(None, f"unknown detector(s) {', '.join(bad)}")
-    files = svg_files(args.dir, args.limit)
+    every = svg_files(args.dir)
+    pairs = {f: counterpart(f, every) for f in every}
+    pairs = {f: p for f, p in pairs.items() if p}
+    if args.per_folder:
+        files = sample_per_folder(every, args.dir, args.per_folder, args.seed, set(pairs))
+    else:
+        files = every
+    files = files[:args.limit] if args.limit else files
     rows = []
     t0 = time.perf_counter()
     bar = _bar(len(files), "artifacts")
     for i, f in enumerate(files):
+        cross, match = pairs.get(f, (None, None))
         try:
             rows.append(bench_file(f, i, seed=args.seed, backbone=args.backbone,
                                    size=args.size, ensure_visible=args.ensure_visible,
-                                   detectors=dets))
+                                   detectors=dets, cross=cross, cross_match=match))
         except SvglooError as exc:
             rows.append({"file": f, "index": i, "error": exc.to_json()})
             print(f"svgloo: skipped {exc}", file=sys.stderr)
         bar.update(1)
     bar.close()
     elapsed = time.perf_counter() - t0
-    summary = aggregate(rows)
-    summary_visible = aggregate(rows, only_visible=True)
-    ok = [r for r in rows if "detectors" in r]
-    print(f"artifact detection: {len(ok)} files ({len(rows) - len(ok)} skipped), "
-          f"3 artifacts each, seed {args.seed}, backbone "
+    ok = [r for r in rows if "settings" in r]
+    summaries = {name: aggregate(ok, name) for name in SETTINGS}
+    # threshold calibration: even positions calibrate, odd positions check
+    calibration = {}
+    for name in ("oracle", "degraded"):
+        fit = calibrate_threshold(ok[0::2], name)
+        if "threshold" in fit:
+            calibration[name] = {
+                "calibration_files": len(ok[0::2]), "held_out_files": len(ok[1::2]),
+                "fit": fit, "held_out": evaluate_threshold(ok[1::2], fit["threshold"], name),
+                "held_out_at_-0.005": evaluate_threshold(ok[1::2], -0.005, name)}
+    print(f"artifact detection: {len(ok)} files ({len(rows) - len(ok)} skipped), one "
+          f"artifact of each kind per file, seed {args.seed}, backbone "
           f"{ok[0]['backbone'] if ok else args.backbone}, {elapsed:.1f} s")
-    print(f"  files with every artifact visible: {sum(r['all_visible'] for r in ok)}")
-    kinds = sorted({k for m in summary.values() for k in m["recall_by_kind"]})
-    print(f"  {'detector':<9} {'precision':>9} {'recall':>7} {'F1':>6} {'dSSIM':>8}  "
-          + "  ".join(f"R({k})" for k in kinds))
-    for d, m in summary.items():
-        print(f"  {d:<9} {m['precision']:>9.3f} {m['recall']:>7.3f} {m['f1']:>6.3f} "
-              f"{m['ssim_change']:>+8.4f}  "
-              + "  ".join(f"{m['recall_by_kind'].get(k, 0):>{len(k) + 3}.3f}" for k in kinds))
+    hidden = sum(a["visible_px"] == 0 for r in ok for a in r["artifacts"])
+    print(f"  artifacts hidden under other content (no pixel changes): {hidden} of "
+          f"{3 * len(ok)}")
+    for name, summary in summaries.items():
+        if not summary:
+            continue
+        files_n = next(iter(summary.values()))["files"]
+        print(f"  reference {name} ({files_n} files):")
+        print_table(summary, indent="    ")
+    for name, c in calibration.items():
+        print(f"  harmful threshold calibrated on {c['calibration_files']} files ({name} "
+              f"reference): {c['fit']['threshold']:+.5f} (F1 {c['fit']['f1']:.3f}); "
+              f"held-out {c['held_out_files']} files: F1 {c['held_out']['f1']:.3f} "
+              f"(at -0.005: {c['held_out_at_-0.005']['f1']:.3f})")
     if args.json:
-        _write_json(args.json, {"schema": "svgloo.bench.artifacts/1", "seed": args.seed,
-                                "seconds": round(elapsed, 2), "summary": summary,
-                                "summary_all_visible": summary_visible, "files": rows})
+        _write_json(args.json, {"schema": "svgloo.bench.artifacts/2", "seed": args.seed,
+                                "per_folder": args.per_folder, "size": args.size,
+                                "seconds": round(elapsed, 2), "summary": summaries,
+                                "summary_all_visible": {n: aggregate(ok, n, True)
+                                                        for n in SETTINGS},
+                                "calibration": calibration, "files": rows})
     if args.plots:
-        plot_artifacts(summary, args.plots)
+        plot_artifacts(summaries["oracle"], args.plots)
     return 0
+
+
+def print_table(summary: dict, indent: str = "  ", out=None) -> None:
+    out = out or sys.stdout
+    kinds = sorted({k for m in summary.values() for k in m["recall_by_kind"]})
+    print(f"{indent}{'detector':<9} {'precision':>9} {'recall':>7} {'F1':>6} "
+          f"{'R(vis)':>7} {'dMAE':>8}  " + "  ".join(f"R({k})" for k in kinds), file=out)
+    for d, m in summary.items():
+        print(f"{indent}{d:<9} {m['precision']:>9.3f} {m['recall']:>7.3f} {m['f1']:>6.3f} "
+              f"{m['recall_visible']:>7.3f} {m['mae_change']:>+8.4f}  "
+              + "  ".join(f"{m['recall_by_kind'].get(k, 0):>{len(k) + 3}.3f}" for k in kinds),
+              file=out)
 
 
 def plot_artifacts(summary: dict, folder: str) -> list[str]:
@@ -144,7 +211,7 @@ def plot_artifacts(summary: dict, folder: str) -> list[str]:
 
 
 def run_edit_bench(args) -> int:
-    from svgloo.validation.edits import aggregate_edits, bench_edits_file
+    from svgloo.validation.edits import MASK_SETTINGS, aggregate_edits, bench_edits_file
     from svgloo.engine.errors import ConfigError, SvglooError
 
     try:
@@ -153,37 +220,53 @@ def run_edit_bench(args) -> int:
         raise ConfigError(None, "svgloo bench edits needs svgloo.structure.analysis "
                                 "(svgloo structure), which is not installed") from None
     files = svg_files(args.dir, args.limit)
-    rows = []
+    settings = MASK_SETTINGS if args.masks == "all" else (args.masks,)
+    rows: dict[str, list[dict]] = {m: [] for m in settings}
     t0 = time.perf_counter()
     bar = _bar(len(files), "edits")
     for i, f in enumerate(files):
-        try:
-            rows.append(bench_edits_file(f, i, seed=args.seed, size=args.size))
-        except SvglooError as exc:
-            rows.append({"file": f, "index": i, "error": exc.to_json()})
-            print(f"svgloo: skipped {exc}", file=sys.stderr)
+        runs: dict = {}     # the structure runs the cross settings share
+        for m in settings:
+            try:
+                row = bench_edits_file(f, i, seed=args.seed, size=args.size, masks=m,
+                                       runs=runs)
+            except SvglooError as exc:
+                row = {"file": f, "index": i, "error": exc.to_json()}
+                print(f"svgloo: skipped {exc}", file=sys.stderr)
+            if row is None:      # a cross setting on a file without labels
+                break
+            rows[m].append(row)
         bar.update(1)
     bar.close()
     elapsed = time.perf_counter() - t0
-    s = aggregate_edits(rows)
-    ok = [r for r in rows if "edits" in r]
-    print(f"edit precision: {len(ok)} files ({len(rows) - len(ok)} skipped), "
-          f"{elapsed:.1f} s")
-    print(f"  {'edit':<8} {'precision':>9} {'n':>5}")
-    for e, v in list(s["per_edit"].items()) + [("overall", s["overall"])]:
-        mean = "-" if v["mean"] is None else f"{v['mean']:.3f}"
-        print(f"  {e:<8} {mean:>9} {v['n']:>5}")
-    print("  correlation of each structural metric with a file's mean edit precision:")
-    for m, c in s["correlations"].items():
-        if c["r"] is None:
-            print(f"    {m:<12} n/a (n={c['n']})")
-        else:
-            print(f"    {m:<12} r={c['r']:+.3f}  p={c['p']:.3g}  (n={c['n']})")
+    summaries = {m: aggregate_edits(rows[m]) for m in settings}
+    if "same" in rows and len(settings) > 1:
+        labelled = {r["file"] for m in settings if m != "same" for r in rows[m]}
+        summaries["same (labelled files)"] = aggregate_edits(
+            [r for r in rows["same"] if r["file"] in labelled])
+    print(f"edit precision: {len(files)} files, {elapsed:.1f} s")
+    for name, s in summaries.items():
+        f = s["files"]
+        print(f"  masks {name}: {f['measured']} files measured, {f['trivial']} trivial (one "
+              f"concept or one active unit; not correlated), {f['correlated']} correlated")
+        print(f"    {'edit':<8} {'precision':>9} {'n':>5}   r(purity) [95% CI] (n files)")
+        for e, v in list(s["per_edit"].items()) + [("pooled", s["overall"])]:
+            mean = "-" if v["mean"] is None else f"{v['mean']:.3f}"
+            c = (s["correlations"].get("purity") if e == "pooled"
+                 else s["correlations_by_edit"].get("purity", {}).get(e)) or {}
+            corr = "n/a" if c.get("r") is None else \
+                f"{c['r']:+.3f} [{c['low']:+.2f}, {c['high']:+.2f}] ({c['n']})"
+            print(f"    {e:<8} {mean:>9} {v['n']:>5}   {corr}")
+        others = [f"{m} {c['r']:+.2f}" for m, c in s["correlations"].items()
+                  if m != "purity" and c.get("r") is not None]
+        if others:
+            print("    pooled r of the other metrics: " + ", ".join(others))
     if args.json:
-        _write_json(args.json, {"schema": "svgloo.bench.edits/1", "seed": args.seed,
-                                "seconds": round(elapsed, 2), "summary": s, "files": rows})
+        _write_json(args.json, {"schema": "svgloo.bench.edits/2", "seed": args.seed,
+                                "seconds": round(elapsed, 2), "summary": summaries,
+                                "files": rows})
     if args.plots:
-        plot_edits(s, args.plots)
+        plot_edits(summaries[settings[0]], args.plots)
     return 0
 
 

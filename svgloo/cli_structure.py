@@ -26,14 +26,18 @@ def register(sub) -> None:
     p.add_argument("--grounder", default="auto",
                    choices=["auto", "labels", "regions", "clipseg", "masks"],
                    help="where each concept is (default auto: labels/regions ground "
-                        "themselves; author/vlm concepts use CLIPSeg if its weights are "
-                        "present, else --masks)")
+                        "themselves; author/vlm concepts use --masks when given (a mask "
+                        "with a score in scores.json must pass score > 0.3 and area "
+                        "0.005-0.95, else CLIPSeg grounds it), else CLIPSeg if its weights "
+                        "are present); --grounder masks with no --concept takes the "
+                        "concepts from the mask file names")
     p.add_argument("--masks", dest="masks_dir", metavar="DIR",
                    help="one grayscale PNG per concept, named by the concept's slug "
                         "(red-flower-head.png)")
-    p.add_argument("--definitions", choices=["paper", "lica"], default="paper",
-                   help="metric definitions: the paper's (default) or the published "
-                        "lica-bench svg_loo code's")
+    p.add_argument("--definitions", choices=["paper", "packed", "lica"], default="paper",
+                   help="metric definitions: the paper's equations read literally "
+                        "(default), packed (locality 1 for any contiguous group), or the "
+                        "published lica-bench svg_loo code's")
     p.add_argument("--subpaths", action="store_true",
                    help="split compound paths into subpath units (default: whole elements, "
                         "as editors edit them)")

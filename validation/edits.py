@@ -18,6 +18,12 @@ subpath unit edits its whole path):
 precision = target / (target + collateral): ``target`` is the summed per-pixel change
 (max over channels, in [0, 1]) inside the edited concept's mask, ``collateral`` the change
 inside the other concepts' masks and outside the edited concept's mask.
+
+Mask settings (``MASK_SETTINGS``): ``same`` scores an edit with the masks of the very
+concepts the structure was computed from (they share the attribution); ``regions>labels``
+edits the colour-region concepts and scores with the file's label masks (each edited
+region's target is the label mask it overlaps most, by IoU); ``labels>regions`` the
+reverse. The cross settings need a labelled file (two or more label concepts).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from svgloo.engine.document import Document
 from svgloo.engine.units import TextEdit, UnitSet, apply_edits, text_without
 
 EDITS = ("color", "delete", "move", "scale", "regroup")
+MASK_SETTINGS = ("same", "regions>labels", "labels>regions")
 MOVE_PX = 20.0
 SCALE = 0.7
 _NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -257,9 +264,27 @@ def mask_centre(mask: np.ndarray) -> tuple[float, float] | None:
 
 # --- the benchmark ----------------------------------------------------------------------------
 
+def matched_masks(edit_mask: np.ndarray, eval_masks: list[np.ndarray]
+                  ) -> tuple[np.ndarray, list[np.ndarray], float] | None:
+    """The evaluation mask that overlaps ``edit_mask`` most (IoU) as the target and the
+    rest as the others, with that IoU; None when nothing overlaps."""
+    best, best_iou = None, 0.0
+    for j, m in enumerate(eval_masks):
+        union = np.logical_or(edit_mask, m).sum()
+        iou = float(np.logical_and(edit_mask, m).sum() / union) if union else 0.0
+        if iou > best_iou:
+            best, best_iou = j, iou
+    if best is None:
+        return None
+    return eval_masks[best], [m for j, m in enumerate(eval_masks) if j != best], best_iou
+
+
 def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = 384,
-                     pool=None) -> dict:
-    """Structure-analyse one file, apply each edit to each concept, measure precision."""
+                     pool=None, masks: str = "same", runs: dict | None = None) -> dict | None:
+    """Structure-analyse one file, apply each edit to each concept, measure precision.
+    ``masks`` picks the mask setting; a cross setting returns None for a file with fewer
+    than two label concepts. ``runs`` (a dict the caller keeps per file) shares the two
+    structure runs between the cross settings."""
     import time
 
     from svgloo.engine.limits import DEFAULT_LIMITS
@@ -268,14 +293,39 @@ def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = 384,
 
     t0 = time.perf_counter()
     pool = pool or shared_pool(DEFAULT_LIMITS)
-    run = structure_file(path, StructureSettings(size=size), pool=pool)
-    return edits_on_run(path, index, run.result, run.units, run.loo.full,
-                        np.asarray(run.heatmaps), seed=seed, size=size, pool=pool, t0=t0)
+    if masks == "same":
+        run = structure_file(path, StructureSettings(size=size), pool=pool)
+        return edits_on_run(path, index, run.result, run.units, run.loo.full,
+                            np.asarray(run.heatmaps), seed=seed, size=size, pool=pool, t0=t0)
+    if masks not in MASK_SETTINGS:
+        raise ValueError(f"unknown mask setting {masks!r}")
+    edit_source, eval_source = masks.split(">")
+    runs = {} if runs is None else runs
+    cache: dict = {}
+    for source in ("labels", "regions"):
+        if source not in runs:
+            runs[source] = structure_file(path, StructureSettings(size=size,
+                                                                  concept_source=source),
+                                          pool=pool, layer_cache=cache)
+        if source == "labels" and len(runs["labels"].concepts) < 2:
+            return None
+    if len(runs["labels"].concepts) < 2:
+        return None
+    edit_run, eval_run = runs[edit_source], runs[eval_source]
+    eval_masks = [h > 0.5 for h in np.asarray(eval_run.heatmaps)]
+    row = edits_on_run(path, index, edit_run.result, edit_run.units, edit_run.loo.full,
+                       np.asarray(edit_run.heatmaps), seed=seed, size=size, pool=pool, t0=t0,
+                       eval_masks=eval_masks)
+    row["masks"] = masks
+    return row
 
 
 def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndarray,
                  heatmaps: np.ndarray, *, seed: int = 0, size: int = 384, pool=None,
-                 t0: float | None = None) -> dict:
+                 t0: float | None = None, eval_masks: list[np.ndarray] | None = None) -> dict:
+    """Apply the five edits to every concept of one structure result and score them,
+    with the concepts' own masks or, given ``eval_masks``, with the best-matching
+    independent mask as the target (``matched_masks``)."""
     import time
 
     from svgloo.validation.artifacts import _render_many
@@ -290,27 +340,70 @@ def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndar
         units = c.get("units") or []
         if not units or k >= len(masks):
             continue
+        if eval_masks is not None:
+            match = matched_masks(masks[k], eval_masks)
+            if match is None:
+                continue
+            target, others, iou = match
+        else:
+            target, others, iou = masks[k], [m for j, m in enumerate(masks) if j != k], None
         centre = mask_centre(masks[k]) or (size / 2, size / 2)
         for edit in EDITS:
             jobs.append(edit_text(us, units, edit, size=size, rng=rng, centre=centre))
-            meta.append((k, c["name"], edit))
+            meta.append((c["name"], edit, target, others, iou))
     rows = []
     images = _render_many(jobs, size, DEFAULT_LIMITS, path, pool) if jobs else []
-    for (k, name, edit), after in zip(meta, images):
-        others = [m for j, m in enumerate(masks) if j != k]
-        p = edit_precision(full, after, masks[k], others)
-        rows.append({"concept": name, "edit": edit, **{key: round(v, 6) if v == v else None
-                                                       for key, v in p.items()}})
+    for (name, edit, target, others, iou), after in zip(meta, images):
+        p = edit_precision(full, after, target, others)
+        row = {"concept": name, "edit": edit, **{key: round(v, 6) if v == v else None
+                                                 for key, v in p.items()}}
+        if iou is not None:
+            row["match_iou"] = round(iou, 4)
+        rows.append(row)
     vals = [r["precision"] for r in rows if r["precision"] is not None]
+    units_rows = result.get("units") or []
     return {"file": path, "index": index, "metrics": result.get("metrics", {}),
-            "concepts": len(concepts), "edits": rows,
+            "concepts": len(concepts),
+            "concepts_with_units": sum(1 for c in concepts if c.get("units")),
+            "active_units": sum(1 for u in units_rows if u.get("active")),
+            "edits": rows,
             "mean_precision": float(np.mean(vals)) if vals else None,
+            "mean_by_edit": {e: _mean_or_none([r["precision"] for r in rows
+                                               if r["edit"] == e]) for e in EDITS},
             "seconds": round(time.perf_counter() - t0, 3)}
 
 
-def aggregate_edits(rows: list[dict]) -> dict:
-    from scipy.stats import pearsonr
+def _mean_or_none(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return float(np.mean(values)) if values else None
 
+
+def is_trivial(row: dict) -> bool:
+    """One concept with units or at most one active unit: purity and precision are 1 or
+    tied by construction, so the file says nothing about their relation."""
+    return row.get("concepts_with_units", 2) <= 1 or row.get("active_units", 2) <= 1
+
+
+def pearson_ci(x, y, level: float = 0.95) -> dict:
+    """Pearson r, its p value and a Fisher-z confidence interval; None values when
+    n < 4 or either side is constant."""
+    from scipy.stats import norm, pearsonr
+
+    n = len(x)
+    if n < 4 or len(set(x)) < 2 or len(set(y)) < 2:
+        return {"r": None, "p": None, "low": None, "high": None, "n": n}
+    res = pearsonr(x, y)
+    r = float(res.statistic)
+    z = math.atanh(max(-0.999999, min(0.999999, r)))
+    half = norm.ppf(0.5 + level / 2) / math.sqrt(n - 3)
+    return {"r": r, "p": float(res.pvalue), "low": math.tanh(z - half),
+            "high": math.tanh(z + half), "n": n}
+
+
+def aggregate_edits(rows: list[dict]) -> dict:
+    """Mean precision per edit type and overall; the correlation of each structural metric
+    with a file's mean precision, per edit type and pooled, over non-trivial files only
+    (``is_trivial`` files are counted, not correlated), with 95% intervals."""
     per_edit: dict[str, list[float]] = {e: [] for e in EDITS}
     for r in rows:
         for e in r.get("edits", []):
@@ -320,17 +413,28 @@ def aggregate_edits(rows: list[dict]) -> dict:
     summary = {"per_edit": {e: {"mean": float(np.mean(v)) if v else None, "n": len(v)}
                             for e, v in per_edit.items()},
                "overall": {"mean": float(np.mean(allv)) if allv else None, "n": len(allv)},
-               "correlations": {}}
-    ok = [r for r in rows if r.get("mean_precision") is not None]
+               "correlations": {}, "correlations_by_edit": {}}
+    measured = [r for r in rows if r.get("mean_precision") is not None]
+    trivial = [r for r in measured if is_trivial(r)]
+    ok = [r for r in measured if not is_trivial(r)]
+    summary["files"] = {"measured": len(measured), "trivial": len(trivial),
+                        "correlated": len(ok)}
     names = sorted({m for r in ok for m in r["metrics"]})
+
+    def pairs_for(metric, value_of):
+        out = []
+        for r in ok:
+            x, y = r["metrics"].get(metric), value_of(r)
+            if isinstance(x, (int, float)) and x == x and y is not None:
+                out.append((x, y))
+        return out
+
     for m in names:
-        pairs = [(r["metrics"][m], r["mean_precision"]) for r in ok
-                 if isinstance(r["metrics"].get(m), (int, float))
-                 and r["metrics"][m] == r["metrics"][m]]
-        if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
-            summary["correlations"][m] = {"r": None, "p": None, "n": len(pairs)}
-            continue
-        res = pearsonr([a for a, _ in pairs], [b for _, b in pairs])
-        summary["correlations"][m] = {"r": float(res.statistic), "p": float(res.pvalue),
-                                      "n": len(pairs)}
+        pairs = pairs_for(m, lambda r: r["mean_precision"])
+        summary["correlations"][m] = pearson_ci([a for a, _ in pairs], [b for _, b in pairs])
+        by_edit = {}
+        for e in EDITS:
+            pe = pairs_for(m, lambda r, e=e: (r.get("mean_by_edit") or {}).get(e))
+            by_edit[e] = pearson_ci([a for a, _ in pe], [b for _, b in pe])
+        summary["correlations_by_edit"][m] = by_edit
     return summary

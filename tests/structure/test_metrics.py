@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svgloo.structure.metrics import (attribution_matrix, attribution_row, herfindahl_compactness,
-                                   lica_metrics, locality_score, merge_groups, paper_metrics)
+from svgloo.structure.metrics import (attribution_matrix, attribution_row, compute_metrics,
+                                     herfindahl_compactness, lica_metrics, locality_score,
+                                     merge_groups, paper_locality, paper_metrics)
 from svgloo.plugins.concepts_labels import humanize_id, is_generated
 from svgloo.plugins.concepts_regions import segment_regions
 
@@ -86,25 +87,75 @@ def test_compactness_by_hand():
     assert m.compactness == pytest.approx((0.25 + 1.0) / 2)
 
 
-def test_locality_far_apart_versus_adjacent():
+def test_packed_locality_far_apart_versus_adjacent():
     n = 6
     # concept 0 split across z-positions 0 and N-1 with equal weight:
     # D = (N-1)/2 = 2.5 = D_max, D_min (packed at 0, 1) = 0.5 -> locality 0
     A = np.zeros((n, 2))
     A[0, 0] = A[n - 1, 0] = 0.8
     A[1:n - 1, 1] = 0.9
-    far = paper_metrics(A)
+    far = paper_metrics(A, locality="packed")
     assert far.per_concept[0]["locality"] == pytest.approx(0.0, abs=1e-9)
     # adjacent at z 2 and 3: D = 0.5 = D_min -> locality 1
     B = np.zeros((n, 2))
     B[2, 0] = B[3, 0] = 0.8
     B[[0, 1, 4, 5], 1] = 0.9
-    near = paper_metrics(B)
+    near = paper_metrics(B, locality="packed")
     assert near.per_concept[0]["locality"] == pytest.approx(1.0)
     # one step apart (z 1 and 3): D = 1, so 1 - (1 - 0.5) / (2.5 - 0.5) = 0.75
     assert locality_score([1, 3], [0.8, 0.8], n) == pytest.approx(0.75)
     # the other concept at z 1..4 with equal weights is contiguous
     assert far.per_concept[1]["locality"] == pytest.approx(1.0)
+
+
+def test_paper_locality_is_the_literal_equation():
+    # locality(c) = 1 - sum_i w_i |i - mu_c| / ((N-1)/2), w = A[i,c] / sum over the group,
+    # mu_c = sum_i w_i i; values worked out by hand.
+    n = 6
+    A = np.zeros((n, 2))
+    A[0, 0] = A[n - 1, 0] = 0.8          # z 0 and 5: mu 2.5, MAD 2.5 -> 0
+    A[1:n - 1, 1] = 0.9                  # z 1..4: mu 2.5, MAD (1.5+.5+.5+1.5)/4 = 1 -> 0.6
+    m = paper_metrics(A)
+    assert m.definitions == "paper"
+    assert m.per_concept[0]["locality"] == pytest.approx(0.0, abs=1e-12)
+    assert m.per_concept[1]["locality"] == pytest.approx(1 - 1.0 / 2.5)
+    assert m.locality == pytest.approx(0.3)
+    # adjacent z 2 and 3: MAD 0.5 -> 1 - 0.5 / 2.5 = 0.8 (the packed variant says 1)
+    assert paper_locality([2, 3], [0.8, 0.8], n) == pytest.approx(0.8)
+    assert locality_score([2, 3], [0.8, 0.8], n) == pytest.approx(1.0)
+    # unequal weights, N = 3: group {0, 2}, w = 0.75, 0.25, mu = 0.5,
+    # MAD = 0.75 * 0.5 + 0.25 * 1.5 = 0.75, divided by (3 - 1) / 2 = 1 -> 0.25
+    B = np.array([[0.6, 0.0], [0.0, 1.0], [0.2, 0.0]])
+    mb = compute_metrics(B, "paper")
+    assert mb.per_concept[0]["locality"] == pytest.approx(0.25)
+    assert mb.per_concept[1]["locality"] == 1.0
+    assert mb.locality == pytest.approx(0.625)
+    # both readings are kept beside the headline value
+    assert mb.extra["locality_paper"] == pytest.approx(0.625)
+    packed = compute_metrics(B, "packed")
+    # packed: D = 0.75, D_min (at 0, 1) = 0.75*0.25 + 0.25*0.75 = 0.375, D_max = 1
+    # -> 1 - (0.75 - 0.375) / (1 - 0.375) = 0.4
+    assert packed.per_concept[0]["locality"] == pytest.approx(0.4)
+    assert packed.definitions == "packed"
+    assert packed.extra["locality_paper"] == pytest.approx(0.625)
+    # single-unit file
+    assert paper_locality([0], [1.0], 1) == 1.0
+
+
+def test_compactness_group_and_column_readings():
+    # concept 0's group is unit 0 alone (unit 1 is primarily concept 1), but its column
+    # also has 0.3 under unit 1.
+    A = np.array([[0.6, 0.0], [0.3, 0.7], [0.0, 1.0]])
+    m = paper_metrics(A)
+    assert m.groups == [[0], [1, 2]]
+    assert m.per_concept[0]["compactness"] == 1.0
+    # column (0.6, 0.3, 0): shares 2/3, 1/3, H = 5/9, n_act = 2 -> (5/9 - 1/2) / (1/2)
+    assert m.per_concept[0]["compactness_column"] == pytest.approx(1 / 9)
+    # concept 1: group and column agree: shares 0.7/1.7, 1/1.7 -> 2H - 1
+    h = (0.7 ** 2 + 1.0) / 1.7 ** 2
+    assert m.per_concept[1]["compactness"] == pytest.approx(2 * h - 1)
+    assert m.per_concept[1]["compactness_column"] == pytest.approx(2 * h - 1)
+    assert m.extra["compactness_column"] == pytest.approx((1 / 9 + 2 * h - 1) / 2)
 
 
 def test_no_concepts_or_units():

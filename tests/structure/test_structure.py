@@ -106,11 +106,13 @@ def five_bars(order):
     return SVG_HEAD + "".join(rects) + "</svg>"
 
 
-@pytest.mark.parametrize("order, expected", [
-    ((0, 1, 2, 3, 4), 0.0),   # "ends" = bars 0 and 4, at z 0 and N-1: D = D_max
-    ((0, 4, 1, 2, 3), 1.0),   # the same bars adjacent in z-order: D = D_min
+@pytest.mark.parametrize("order, packed, literal", [
+    # "ends" = bars 0 and 4, at z 0 and N-1: D = D_max = (N-1)/2 = 2 -> 0 both ways
+    ((0, 1, 2, 3, 4), 0.0, 0.0),
+    # the same bars adjacent in z-order: D = D_min -> packed 1; literal 1 - 0.5 / 2
+    ((0, 4, 1, 2, 3), 1.0, 0.75),
 ])
-def test_locality_of_split_concept(tmp_path, render_pool, order, expected):
+def test_locality_of_split_concept(tmp_path, render_pool, order, packed, literal):
     masks = tmp_path / "masks"
     masks.mkdir()
     write_mask(masks, "ends", [(10, 90, 5, 15), (10, 90, 85, 95)])
@@ -118,8 +120,11 @@ def test_locality_of_split_concept(tmp_path, render_pool, order, expected):
     s = StructureSettings(concepts=("ends", "middle"), masks_dir=str(masks), size=SIZE)
     r = structure_text(five_bars(order), str(tmp_path / "bars.svg"), s, pool=render_pool).result
     ends, middle = r["per_concept"]
-    assert ends["locality"] == pytest.approx(expected, abs=1e-6)
-    assert middle["locality"] == pytest.approx(1.0)
+    assert ends["locality"] == pytest.approx(literal, abs=1e-6)
+    assert ends["locality_packed"] == pytest.approx(packed, abs=1e-6)
+    # middle: three contiguous equal bars, MAD 2/3 -> literal 1 - (2/3) / 2
+    assert middle["locality"] == pytest.approx(2 / 3, abs=1e-6)
+    assert middle["locality_packed"] == pytest.approx(1.0)
     # two equal bars: Herfindahl 1/2 = 1/n -> compactness 0; three equal bars likewise
     assert ends["compactness"] == pytest.approx(0.0, abs=0.01)
     assert r["metrics"]["purity"] == pytest.approx(1.0, abs=0.01)
@@ -153,7 +158,10 @@ def test_labels_source_and_grounder(tmp_path, capsys):
     m = r["metrics"]
     assert m["purity"] == pytest.approx(1.0, abs=0.01)
     assert m["coverage"] == 1.0
-    assert m["locality"] == pytest.approx(1.0)
+    # house = units 1, 2 (adjacent, equal weights) of N = 4: 1 - 0.5 / 1.5 literally;
+    # sun and tree are single units (1.0); the packed reading gives 1.0 for all three
+    assert m["locality"] == pytest.approx((1 + 2 / 3 + 1) / 3, abs=0.01)
+    assert r["readings"]["locality_packed"] == pytest.approx(1.0)
     # house: two units, each entirely under the house heatmap, so A = 1 for both (the
     # attribution is footprint-normalised, not an area): shares 1/2 each, H = 1/n -> 0
     house = r["per_concept"][1]
@@ -257,3 +265,81 @@ def test_labels_heatmaps_account_for_occlusion(tmp_path, render_pool):
     assert [u["primary"] for u in r["units"]] == [0, 1, 2]
     assert r["metrics"]["coverage"] == 1.0
     assert r["units"][1]["purity"] > 0.9
+
+
+# --- the paper's grounding rule ------------------------------------------------------------
+
+def test_mask_rule_boundaries():
+    from svgloo.plugins.grounders import mask_accepted
+
+    assert mask_accepted(None, 0.99)            # the user's own mask: always used
+    assert mask_accepted(0.31, 0.5)
+    assert not mask_accepted(0.3, 0.5)          # score must be > 0.3
+    assert mask_accepted(0.9, 0.005) and mask_accepted(0.9, 0.95)
+    assert not mask_accepted(0.9, 0.004) and not mask_accepted(0.9, 0.951)
+
+
+def test_masks_grounder_takes_concepts_from_mask_names(two_squares, capsys):
+    svg, masks = two_squares
+    rc, r = cli_json(capsys, svg, "--grounder", "masks", "--masks", masks, "--size", SIZE)
+    assert rc == 0
+    assert [c["name"] for c in r["concepts"]] == ["bottom-bar", "left-square", "right-square"]
+    # the rect is wholly under bottom-bar; the compound path half under each square
+    assert r["attribution"][1] == pytest.approx([1.0, 0.0, 0.0], abs=0.01)
+    assert r["attribution"][0] == pytest.approx([0.0, 0.5, 0.5], abs=0.01)
+
+
+def test_scored_masks_follow_the_rule(two_squares, render_pool, monkeypatch):
+    from svgloo.engine.errors import ConfigError
+    from svgloo.structure import analysis
+
+    svg, masks = two_squares
+    s = StructureSettings(concepts=("left square", "right square", "bottom bar"),
+                          masks_dir=str(masks), size=SIZE)
+    # all scores pass: the masks are used as they are
+    (masks / "scores.json").write_text('{"left-square": 0.9, "right-square": 0.31, '
+                                       '"bottom-bar": 0.8}')
+    r = structure_file(str(svg), s, pool=render_pool).result
+    assert r["attribution"][0] == pytest.approx([0.5, 0.5, 0.0], abs=0.01)
+    # right-square's score fails; without CLIPSeg that is a clear error naming it
+    (masks / "scores.json").write_text('{"left-square": 0.9, "right-square": 0.2}')
+    monkeypatch.setattr(analysis, "_weights_available", lambda group, name: False)
+    with pytest.raises(ConfigError, match="right square.*score 0.2"):
+        structure_file(str(svg), s, pool=render_pool)
+
+    # with CLIPSeg (a stand-in that grounds every concept on the left half), only the
+    # rejected concept is re-grounded
+    class HalfGrounder:
+        calls = []
+
+        def heatmaps(self, doc, render, concepts, options=None):
+            self.calls.append([c.name for c in concepts])
+            out = np.zeros((len(concepts),) + render.shape[:2], np.float32)
+            out[:, :, :50] = 1.0
+            return out
+
+    fake = HalfGrounder()
+    real_plugin = analysis._plugin
+    monkeypatch.setattr(analysis, "_weights_available", lambda group, name: True)
+    monkeypatch.setattr(analysis, "_plugin", lambda group, name, device=None: fake
+                        if name == "clipseg" else real_plugin(group, name, device))
+    run = structure_file(str(svg), s, pool=render_pool)
+    assert fake.calls == [["right square"]]
+    assert run.heatmaps[1][:, :50].min() == 1.0 and run.heatmaps[1][:, 50:].max() == 0.0
+    assert any("CLIPSeg" in n and "right square" in n for n in run.result["notes"])
+    # a mask covering the whole render fails the area rule even with a high score
+    write_mask(masks, "bottom-bar", [(0, 100, 0, 100)])
+    (masks / "scores.json").write_text('{"bottom-bar": 0.99}')
+    fake.calls.clear()
+    structure_file(str(svg), s, pool=render_pool)
+    assert fake.calls == [["bottom bar"]]
+
+
+def test_auto_prefers_supplied_masks_over_clipseg(two_squares, render_pool, monkeypatch):
+    from svgloo.structure import analysis
+
+    svg, masks = two_squares
+    monkeypatch.setattr(analysis, "_weights_available", lambda group, name: True)
+    s = StructureSettings(concepts=("left square",), masks_dir=str(masks), size=SIZE)
+    r = structure_file(str(svg), s, pool=render_pool).result
+    assert r["grounder"] == "masks" and "preferred" in r["grounder_reason"]

@@ -153,7 +153,7 @@ def test_edits_on_run_and_correlations(setup, render_pool):
 
     us, before = setup
     result = {"concepts": [{"name": "A", "units": A}, {"name": "B", "units": B}],
-              "metrics": {"purity": 1.0}}
+              "metrics": {"purity": 1.0}, "units": [{"active": True}] * 3}
     heat = np.stack([MASK_A, MASK_B]).astype(np.float32)
     row = edits_on_run("two.svg", 0, result, us, before, heat, size=S, pool=render_pool)
     got = {(r["concept"], r["edit"]): r["precision"] for r in row["edits"]}
@@ -161,11 +161,49 @@ def test_edits_on_run_and_correlations(setup, render_pool):
     assert got[("A", "delete")] == 1.0 and got[("A", "color")] == 1.0
     assert got[("B", "delete")] == 1.0  # B's own pixels; the covered overlap is A's
     assert got[("B", "regroup")] is None  # one element: nothing moves, nothing changes
-    # correlations across files against scipy directly
-    rows = [dict(row, metrics={"purity": p}, mean_precision=m)
-            for p, m in [(0.2, 0.5), (0.5, 0.7), (0.9, 0.8), (0.4, 0.4)]]
+    assert row["active_units"] == 3 and row["concepts_with_units"] == 2
+    assert row["mean_by_edit"]["delete"] == 1.0
+    # correlations across files against scipy directly; a trivial file (one concept)
+    # with perfect values is counted, not correlated
+    pts = [(0.2, 0.5), (0.5, 0.7), (0.9, 0.8), (0.4, 0.4), (0.7, 0.6)]
+    rows = [dict(row, metrics={"purity": p}, mean_precision=m) for p, m in pts]
+    rows.append(dict(row, metrics={"purity": 1.0}, mean_precision=1.0, concepts_with_units=1))
     s = aggregate_edits(rows)
-    ref = pearsonr([0.2, 0.5, 0.9, 0.4], [0.5, 0.7, 0.8, 0.4])
-    assert s["correlations"]["purity"]["r"] == pytest.approx(ref.statistic)
-    assert s["correlations"]["purity"]["p"] == pytest.approx(ref.pvalue)
-    assert s["per_edit"]["delete"]["n"] == 8 and s["per_edit"]["regroup"]["n"] == 4
+    ref = pearsonr([p for p, _ in pts], [m for _, m in pts])
+    c = s["correlations"]["purity"]
+    assert c["r"] == pytest.approx(ref.statistic) and c["p"] == pytest.approx(ref.pvalue)
+    assert c["n"] == 5
+    assert s["files"] == {"measured": 6, "trivial": 1, "correlated": 5}
+    # Fisher z interval by hand: tanh(atanh(r) +- 1.96 / sqrt(n - 3))
+    half = 1.959964 / math.sqrt(5 - 3)
+    assert c["low"] == pytest.approx(math.tanh(math.atanh(ref.statistic) - half), abs=1e-5)
+    assert c["high"] == pytest.approx(math.tanh(math.atanh(ref.statistic) + half), abs=1e-5)
+    assert s["per_edit"]["delete"]["n"] == 12 and s["per_edit"]["regroup"]["n"] == 6
+    # every file has the same per-edit precision here, so per-edit r is undefined
+    assert s["correlations_by_edit"]["purity"]["delete"]["r"] is None
+
+
+def test_edits_scored_with_independent_masks(setup, render_pool):
+    """Edit concept A, score with other masks: the target is the best-IoU mask."""
+    from svgloo.validation.edits import edits_on_run, matched_masks
+
+    us, before = setup
+    result = {"concepts": [{"name": "A", "units": A}, {"name": "B", "units": B}],
+              "metrics": {}, "units": [{"active": True}] * 3}
+    heat = np.stack([MASK_A, MASK_B]).astype(np.float32)
+    # an independent segmentation: the left square alone, and everything else drawn
+    left = box(10, 40, 10, 40)
+    rest = (MASK_A | MASK_B) & ~left
+    target, others, iou = matched_masks(MASK_A, [left, rest])
+    # IoU(A, left) = 900 / 1800; IoU(A, rest) = 900 / (1800 + 1400 - 900)
+    assert iou == pytest.approx(0.5) and target is left and len(others) == 1
+    row = edits_on_run("two.svg", 0, result, us, before, heat, size=S, pool=render_pool,
+                       eval_masks=[left, rest])
+    got = {(r["concept"], r["edit"]): r for r in row["edits"]}
+    # deleting A turns the left square white (900 px, each a full 255 change: target)
+    # and its green square (drawn on top, 900 px) white or blue, all in "rest":
+    # precision 900 / (900 + 900), where the shared masks said 1.0
+    d = got[("A", "delete")]
+    assert d["match_iou"] == pytest.approx(0.5)
+    assert (d["target"], d["collateral"]) == (pytest.approx(900), pytest.approx(900))
+    assert d["precision"] == pytest.approx(0.5)
