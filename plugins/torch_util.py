@@ -102,13 +102,18 @@ def hf_pull_file(repo_id: str, filenames: tuple[str, ...], endpoint: str | None 
     """Download the first of ``filenames`` that the repo has into the hub cache; returns
     its cached path. Tries the next name only when the hub says a file does not exist."""
     hub = require("huggingface_hub", "clip")
-    from huggingface_hub.errors import EntryNotFoundError
+    from huggingface_hub import errors
 
+    # "No such file" from the hub itself; LocalEntryNotFoundError (offline, unreachable)
+    # is also an EntryNotFoundError, so it is caught first.
+    not_there = getattr(errors, "RemoteEntryNotFoundError", errors.EntryNotFoundError)
     missing = []
     for name in filenames:
         try:
             return hub.hf_hub_download(repo_id=repo_id, filename=name, endpoint=endpoint)
-        except EntryNotFoundError:
+        except errors.LocalEntryNotFoundError as exc:
+            raise _download_error(repo_id, endpoint, exc) from None
+        except not_there:
             missing.append(name)
         except Exception as exc:  # network, HTTP and cache errors: one line for the user
             raise _download_error(repo_id, endpoint, exc) from None
@@ -124,7 +129,7 @@ def weight_patterns(files: list[str]) -> list[str]:
 
 
 def hf_pull_repo(repo_id: str, endpoint: str | None = None) -> str:
-    """Download a transformers model repo (weights_patterns) into the hub cache; returns the
+    """Download a transformers model repo (weight_patterns) into the hub cache; returns the
     snapshot folder."""
     hub = require("huggingface_hub", "vlm")
     try:

@@ -19,10 +19,12 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 class MiniHub:
-    """``with MiniHub({"org/name": folder}) as hub: ... hub.url ...``"""
+    """``with MiniHub({"org/name": folder}) as hub: ... hub.url ...``; ``status`` makes
+    every answer that HTTP error instead (a hub that is down)."""
 
-    def __init__(self, repos: dict[str, Path]):
+    def __init__(self, repos: dict[str, Path], status: int | None = None):
         self.repos = {repo: Path(folder) for repo, folder in repos.items()}
+        self.status = status
         self.requests: list[str] = []
         hub = self
 
@@ -57,6 +59,8 @@ class MiniHub:
     def _answer(self, handler: BaseHTTPRequestHandler, body: bool) -> None:
         path = unquote(urlsplit(handler.path).path)
         self.requests.append(f"{handler.command} {path}")
+        if self.status is not None:
+            return self._send(handler, self.status, b"", {}, body)
         parts = path.strip("/").split("/")
         if parts[:2] == ["api", "models"] and len(parts) >= 6:
             repo, route = "/".join(parts[2:4]), parts[4]

@@ -156,6 +156,12 @@ def test_pull_errors_are_one_line(tmp_path, hub_repos):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert f"svgloo: error: {CLIP_REPO}:" in proc.stderr
     assert not (tmp_path / "hf" / "hub" / "models--CIDAS--clipseg-rd64-refined").exists()
+    # A hub that is down is a download error, not "the repository has no such file".
+    with MiniHub(hub_repos, status=403) as hub:
+        proc = svgloo("models", "pull", "clip", env=hub_env(tmp_path, hub.url))
+    assert proc.returncode == 2, proc.stderr
+    assert f"svgloo: error: {CLIP_REPO}: cannot download from {hub.url}" in proc.stderr
+    assert "has none of" not in proc.stderr
 
 
 # --- with CLIP present, the file's own words are the reference --------------------------
