@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -24,6 +25,19 @@ from pathlib import Path
 from svgloo.engine.files import atomic_write_text
 
 CACHE_FORMAT = 1
+RESULT_SCHEMAS = ("svgloo.score/1", "svgloo.structure/1")
+
+log = logging.getLogger("svgloo.daemon")
+
+
+def valid_result(value) -> bool:
+    """A cache entry is used only if it looks like a result (valid JSON is not enough:
+    ``{}`` or a truncated-then-repaired file must be a miss, not a crash later)."""
+    return (isinstance(value, dict) and value.get("schema") in RESULT_SCHEMAS
+            and isinstance(value.get("file"), str)
+            and (value["schema"] != "svgloo.score/1"
+                 or isinstance(value.get("units"), list)
+                 and isinstance(value.get("summary"), dict)))
 
 
 def default_cache_dir() -> Path:
@@ -130,6 +144,8 @@ class ResultCache:
         self.hits = 0
         self.misses = 0
         self.disk_hits = 0
+        self.rejected = 0  # entries that were not valid results
+        self.write_error: str | None = None  # set while the disk cache cannot be written
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
@@ -137,30 +153,47 @@ class ResultCache:
 
     def get(self, key: str) -> dict | None:
         raw = self.memory.get(key)
+        from_disk = False
         if raw is None and self.disk:
             try:
                 raw = self._path(key).read_text(encoding="utf-8")
-                json.loads(raw)  # a damaged entry counts as a miss
-                self.memory[key] = raw
-                with self._lock:
-                    self.disk_hits += 1
+                from_disk = True
             except (OSError, ValueError):
                 raw = None
+        value = None
+        if raw is not None:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = None
+            if not valid_result(value):
+                value = None
+                self.rejected += 1
+                self.discard(key)  # a damaged entry is a miss, and is not tried again
         with self._lock:
-            if raw is None:
+            if value is None:
                 self.misses += 1
                 return None
             self.hits += 1
-        return json.loads(raw)
+            if from_disk:
+                self.disk_hits += 1
+        if from_disk:
+            self.memory[key] = raw
+        return value
 
     def put(self, key: str, result: dict) -> None:
         raw = json.dumps(result)
         self.memory[key] = raw
         if self.disk:
             try:
-                atomic_write_text(self._path(key), raw, mode=0o600)
-            except OSError:
-                pass  # a read-only or full cache dir costs speed, not results
+                atomic_write_text(self._path(key), raw, mode=0o600, follow_symlinks=False)
+                self.write_error = None
+            except OSError as exc:  # a read-only or full cache dir costs speed, not results
+                message = f"cannot write to the result cache {self.directory}: " \
+                          f"{exc.strerror or exc}"
+                if self.write_error is None:
+                    log.warning("%s (results are kept in memory only)", message)
+                self.write_error = message
 
     def discard(self, key: str) -> None:
         self.memory.pop(key, None)
@@ -172,7 +205,8 @@ class ResultCache:
 
     def stats(self) -> dict:
         return {"hits": self.hits, "misses": self.misses, "disk_hits": self.disk_hits,
-                "memory_entries": len(self.memory), "directory": str(self.directory)}
+                "memory_entries": len(self.memory), "directory": str(self.directory),
+                "rejected_entries": self.rejected, "write_error": self.write_error}
 
 
 __all__ = ["LRUCache", "ResultCache", "result_key", "default_cache_dir"]

@@ -12,9 +12,11 @@ engine's ``SvglooError`` subclasses (InputError, LimitError, …) for rejected d
 
 from __future__ import annotations
 
+import errno
 import http.client
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -25,6 +27,17 @@ from pathlib import Path
 from svgloo.engine.errors import ConfigError, InputError, LimitError, RenderError, SvglooError
 
 START_TIMEOUT_S = 60.0
+BUSY_TIMEOUT_S = 60.0  # how long a client keeps retrying a daemon too busy to accept
+IDLE_EXIT_ENV = "SVGLOO_DAEMON_IDLE_EXIT"  # seconds; an auto-started daemon's idle exit
+
+
+def autostart_idle_exit_s() -> float:
+    from svgloo.daemon.server import DEFAULT_IDLE_EXIT_S
+
+    try:
+        return float(os.environ.get(IDLE_EXIT_ENV, DEFAULT_IDLE_EXIT_S))
+    except ValueError:
+        return DEFAULT_IDLE_EXIT_S
 
 
 class DaemonUnavailable(Exception):
@@ -96,42 +109,58 @@ def _unlock(fd) -> None:
 
 
 def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
-                 timeout: float = START_TIMEOUT_S, env: dict | None = None) -> int:
+                 timeout: float = START_TIMEOUT_S, env: dict | None = None,
+                 idle_exit_s: float | None = None) -> int:
     """Start ``svgloo daemon start --foreground`` detached (new session) and wait until
-    the socket answers. Returns the pid. A lock file keeps two clients from both starting
-    one; a stale socket (nobody answering) is removed first."""
-    from svgloo.daemon.server import log_path, prepare_runtime_dir, socket_answers
+    the socket answers. Returns the pid, or -1 when a daemon was already there.
+
+    Two locks keep it to one daemon: clients serialise starting on ``<socket>.lock``, and
+    a daemon holds ``<socket>.pid`` locked for its whole life, so a daemon that is alive
+    but too busy to accept is waited for, never replaced. The daemon itself removes a
+    stale socket (it can tell: it holds the lock)."""
+    from svgloo.daemon.server import (daemon_alive, log_path, open_private,
+                                      prepare_runtime_dir, socket_answers)
 
     prepare_runtime_dir(socket_path)
     fd = _lock(socket_path.with_name(socket_path.name + ".lock"))
     try:
-        if socket_answers(socket_path):
-            return -1  # someone else started it while we waited for the lock
-        if socket_path.exists() or socket_path.is_symlink():
-            socket_path.unlink()
+        deadline = time.monotonic() + timeout
+        if daemon_alive(socket_path) or socket_answers(socket_path):
+            while time.monotonic() < deadline and daemon_alive(socket_path):
+                if socket_answers(socket_path, timeout=0.5):
+                    return -1  # someone else started it
+                time.sleep(0.05)
         cmd = [sys.executable, "-m", "svgloo", "daemon", "start", "--foreground",
                "--socket", str(socket_path)] + list(extra_args or [])
-        logf = os.fdopen(os.open(log_path(socket_path), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-                                 0o600), "ab")
+        if idle_exit_s is None:
+            idle_exit_s = autostart_idle_exit_s()
+        if idle_exit_s and "--idle-exit" not in cmd:
+            cmd += ["--idle-exit", f"{idle_exit_s:g}"]
+        logf = os.fdopen(open_private(log_path(socket_path)), "ab")
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
                                     start_new_session=True, close_fds=True,
                                     env=env, cwd="/")
         finally:
             logf.close()
-        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
+            exited = proc.poll() is not None
+            if exited and not daemon_alive(socket_path):
                 raise DaemonUnavailable(
                     f"the daemon exited with code {proc.returncode} while starting; see "
                     f"{log_path(socket_path)}")
             if socket_answers(socket_path, timeout=0.5):
-                return proc.pid
+                return -1 if exited else proc.pid  # exited: another daemon won the lock
             time.sleep(0.05)
         raise DaemonUnavailable(f"the daemon did not answer on {socket_path} within "
                                 f"{timeout:g} s; see {log_path(socket_path)}")
     finally:
         _unlock(fd)
+
+
+def _busy(exc: OSError) -> bool:
+    """The daemon is there but its listen queue is full (EAGAIN on a Unix socket)."""
+    return exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR)
 
 
 class DaemonClient:
@@ -145,28 +174,37 @@ class DaemonClient:
 
     # -- transport ---------------------------------------------------------------------
     def _connect(self, timeout: float | None = None) -> _UnixConnection:
-        conn = _UnixConnection(str(self.socket_path), timeout or self.timeout)
-        try:
-            conn.connect()
-            return conn
-        except (FileNotFoundError, ConnectionRefusedError, OSError) as exc:
-            conn.close()
-            if not self.autostart:
-                raise DaemonUnavailable(f"no svgloo daemon on {self.socket_path} ({exc})") \
-                    from None
-        try:
-            start_daemon(self.socket_path)
-        except OSError as exc:
-            raise DaemonUnavailable(f"cannot start a daemon on {self.socket_path}: {exc}") \
-                from None
-        conn = _UnixConnection(str(self.socket_path), timeout or self.timeout)
-        try:
-            conn.connect()
-        except OSError as exc:
-            conn.close()
-            raise DaemonUnavailable(f"no svgloo daemon on {self.socket_path} ({exc})") \
-                from None
-        return conn
+        """Connect, retrying with backoff while a daemon is alive but busy; start one only
+        when none holds the socket's lock (and autostart is on)."""
+        from svgloo.daemon.server import RuntimeDirError, daemon_alive
+
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        delay = 0.01
+        started = False
+        while True:
+            conn = _UnixConnection(str(self.socket_path), timeout or self.timeout)
+            try:
+                conn.connect()
+                return conn
+            except OSError as exc:
+                conn.close()
+                error = exc
+            alive = _busy(error) or daemon_alive(self.socket_path)
+            if not alive and (not self.autostart or started):
+                raise DaemonUnavailable(f"no svgloo daemon on {self.socket_path} ({error})")
+            if time.monotonic() > deadline:
+                raise DaemonUnavailable(f"the svgloo daemon on {self.socket_path} stayed too "
+                                        f"busy to accept for {BUSY_TIMEOUT_S:g} s ({error})")
+            if alive:
+                time.sleep(delay * (0.5 + random.random()))  # jitter spreads the retries
+                delay = min(delay * 2, 0.5)
+                continue
+            try:
+                start_daemon(self.socket_path)
+            except (OSError, RuntimeDirError) as exc:
+                raise DaemonUnavailable(f"cannot start a daemon on {self.socket_path}: "
+                                        f"{exc}") from None
+            started = True
 
     def request(self, method: str, path: str, body: dict | None = None,
                 timeout: float | None = None) -> tuple[int, dict]:

@@ -83,7 +83,9 @@ def openapi_document() -> dict:
                               **_errors(400, 409, 413, 422, 501, 503)}}},
             "/v1/status": {"get": {
                 "summary": "pid, address, models loaded and device, uptime, queue length, "
-                           "cache hits/misses, watched folders",
+                           "jobs (completed, failed, cancelled, interrupted, preempted, "
+                           "merged), cache hits/misses/rejected entries/write error, "
+                           "watched folders, limits",
                 "responses": {"200": _resp("status")}}},
             "/v1/watch": {"post": {
                 "summary": "Re-score the SVG files of a folder when they are saved; results "

@@ -12,10 +12,11 @@ import json
 import logging
 import os
 import secrets
-import select
+import selectors
 import signal
 import socket
 import socketserver
+import stat
 import sys
 import threading
 import time
@@ -30,6 +31,10 @@ log = logging.getLogger("svgloo.daemon")
 API_VERSION = "v1"
 MAX_BODY_OVERHEAD = 64 * 1024
 SSE_KEEPALIVE_S = 10.0
+LISTEN_BACKLOG = 512          # editors + a batch of CLI clients connecting at once
+MAX_IDLE_CONNECTIONS = 256    # past this, the longest-idle connection is closed
+IDLE_TIMEOUT_S = 30.0         # a connection that sends no request for this long is closed
+DEFAULT_IDLE_EXIT_S = 1800.0  # an auto-started daemon exits after this long without work
 
 
 def default_socket_path() -> Path:
@@ -57,14 +62,86 @@ def tcp_info_path(socket_path: Path) -> Path:
     return socket_path.with_name(socket_path.name + ".tcp")
 
 
+class RuntimeDirError(SvglooError):
+    """The socket's folder cannot be trusted (or used); the daemon does not start."""
+
+    kind = "config"
+
+
 def prepare_runtime_dir(socket_path: Path) -> None:
-    """Create the socket's folder 0700 (when we create it, or when it is ours)."""
+    """Create the socket's folder 0700, and refuse one another user could tamper with.
+
+    When ``XDG_RUNTIME_DIR`` is unset, platformdirs falls back to ``/tmp/runtime-<uid>``,
+    which anyone could have created first: a folder (or its parent) owned by another user,
+    or writable by group or others, would let them stand in for the daemon."""
     d = socket_path.parent
-    if not d.exists():
-        d.mkdir(parents=True, mode=0o700)
-    st = d.stat()
-    if st.st_uid == os.getuid() and d.name == "svgloo":
-        os.chmod(d, 0o700)
+    try:
+        if not d.exists():
+            d.mkdir(parents=True, mode=0o700)
+        st = os.lstat(d)
+    except OSError as exc:
+        raise RuntimeDirError(str(d), f"cannot create the daemon's folder: "
+                                      f"{exc.strerror or exc}") from None
+    uid = os.getuid()
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise RuntimeDirError(str(d), "the daemon's folder is a symlink or not a folder; "
+                                      "refusing to use it")
+    if st.st_uid != uid:
+        raise RuntimeDirError(str(d), f"the daemon's folder belongs to uid {st.st_uid}, not "
+                                      f"to you (uid {uid}); refusing to use it (set "
+                                      "XDG_RUNTIME_DIR or --socket)")
+    if st.st_mode & 0o022:
+        if d.name == "svgloo":  # our own folder with loose bits: tighten it
+            os.chmod(d, 0o700)
+        else:
+            raise RuntimeDirError(str(d), "the daemon's folder is writable by other users; "
+                                          "refusing to use it (chmod 700 it, or set "
+                                          "--socket)")
+    parent = os.lstat(d.parent)
+    if parent.st_uid not in (uid, 0) and not parent.st_mode & stat.S_ISVTX:
+        raise RuntimeDirError(str(d), f"the folder above the daemon's belongs to uid "
+                                      f"{parent.st_uid}, who could replace it; refusing to "
+                                      "use it (set XDG_RUNTIME_DIR or --socket)")
+
+
+def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND) -> int:
+    """Open one of the daemon's own files, never through a symlink someone planted."""
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                   0o600)
+
+
+def acquire_daemon_lock(socket_path: Path) -> int | None:
+    """Lock the pid file for the daemon's whole life: one daemon per socket. Returns the
+    descriptor (keep it open), or None when another daemon holds it. The file is never
+    removed, so the lock is always on the same inode."""
+    import fcntl
+
+    fd = open_private(pid_path(socket_path), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def daemon_alive(socket_path: Path) -> bool:
+    """True while a daemon holds the socket's lock (it may be too busy to accept)."""
+    try:
+        import fcntl
+    except ImportError:
+        return socket_answers(socket_path)
+    try:
+        fd = os.open(pid_path(socket_path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def socket_answers(path: Path, timeout: float = 1.0) -> bool:
@@ -79,10 +156,49 @@ def socket_answers(path: Path, timeout: float = 1.0) -> bool:
         s.close()
 
 
-class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class BoundedConnections:
+    """Mixin for the listening servers: a deep listen backlog, and at most
+    ``MAX_IDLE_CONNECTIONS`` idle connections (the longest-idle one is closed when a new
+    one arrives past that), so idle or flooding clients cannot starve real requests."""
+
+    request_queue_size = LISTEN_BACKLOG
     daemon_threads = True
     block_on_close = False
 
+    def _idle_table(self) -> dict:
+        if not hasattr(self, "_idle"):
+            self._idle = {}
+            self._idle_lock = threading.Lock()
+        return self._idle
+
+    def mark_idle(self, conn, idle: bool) -> None:
+        table = self._idle_table()
+        with self._idle_lock:
+            if idle:
+                table[conn] = time.monotonic()
+            else:
+                table.pop(conn, None)
+
+    def process_request(self, request, client_address):
+        table = self._idle_table()
+        with self._idle_lock:
+            while len(table) >= MAX_IDLE_CONNECTIONS:
+                oldest = min(table, key=table.get)
+                del table[oldest]
+                try:
+                    oldest.shutdown(socket.SHUT_RDWR)  # its handler sees EOF and ends
+                except OSError:
+                    pass
+            table[request] = time.monotonic()
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        self.mark_idle(request, False)
+        super().shutdown_request(request)
+
+
+class UnixHTTPServer(BoundedConnections, socketserver.ThreadingMixIn,
+                     socketserver.UnixStreamServer):
     def server_bind(self):
         path = self.server_address
         old = os.umask(0o177)  # the socket is born 0600
@@ -94,9 +210,8 @@ class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
         self.server_name, self.server_port = "localhost", 0
 
 
-class TCPHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
+class TCPHTTPServer(BoundedConnections, ThreadingHTTPServer):
+    pass
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -104,6 +219,21 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     daemon_ref: "Daemon" = None  # set on the subclass per server
     tcp = False
+    timeout = IDLE_TIMEOUT_S  # per socket operation: an idle or stalled client is dropped
+    _selector = None
+
+    def handle_one_request(self):
+        self.server.mark_idle(self.connection, True)  # waiting for the request line
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        self.server.mark_idle(self.connection, False)
+        return super().parse_request()
+
+    def finish(self):
+        if self._selector is not None:
+            self._selector.close()
+        super().finish()
 
     # -- plumbing ----------------------------------------------------------------------
     def address_string(self) -> str:
@@ -152,8 +282,11 @@ class Handler(BaseHTTPRequestHandler):
         length = self.headers.get("Content-Length")
         try:
             n = int(length or 0)
+            if n < 0:
+                raise ValueError(n)
         except ValueError:
             self._error(400, "request", "bad Content-Length")
+            self.close_connection = True
             return None
         limit = self.daemon_ref.service.limits.max_file_bytes * 2 + MAX_BODY_OVERHEAD
         if n > limit:
@@ -174,12 +307,17 @@ class Handler(BaseHTTPRequestHandler):
         return body
 
     def _client_gone(self) -> bool:
-        """True when the client closed its end (EOF while we wait for a result)."""
+        """True when the client closed its end (EOF while we wait for a result). Uses a
+        selector (epoll/kqueue/poll), not select(): descriptors past 1024 work."""
         try:
-            r, _, _ = select.select([self.connection], [], [], 0)
-            if not r:
+            if self._selector is None:
+                self._selector = selectors.DefaultSelector()
+                self._selector.register(self.connection, selectors.EVENT_READ)
+            if not self._selector.select(0):
                 return False
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
         except (OSError, ValueError):
             return True
 
@@ -205,6 +343,13 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/v1/shutdown"): self.h_shutdown,
         }
         handler = routes.get((method, route))
+        self.daemon_ref.request_started()
+        try:
+            self._run(method, route, routes, handler)
+        finally:
+            self.daemon_ref.request_finished()
+
+    def _run(self, method, route, routes, handler) -> None:
         if handler is None:
             known = {r for m, r in routes}
             if route in known:
@@ -216,8 +361,8 @@ class Handler(BaseHTTPRequestHandler):
             handler()
         except SvglooError as exc:
             self._send_json(422, {"error": exc.to_json()})
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
         except Exception as exc:  # never let one request take the daemon down
             log.exception("internal error")
             self._error(500, "internal", f"{type(exc).__name__}: {exc}")
@@ -244,22 +389,15 @@ class Handler(BaseHTTPRequestHandler):
                                                         "this svgloo build")
                     return
                 raise
-        text = body.get("text")
-        path = body.get("path")
-        if text is not None and not isinstance(text, str):
-            self._error(400, "request", "text must be a string")
-            return
-        if path is not None and not isinstance(path, str):
-            self._error(400, "request", "path must be a string")
+        problem = request_problem(body)
+        if problem:
+            self._error(400, "request", problem)
             return
         settings = body.get("settings") or {}
-        if not isinstance(settings, dict):
-            self._error(400, "request", "settings must be an object")
-            return
         service = self.daemon_ref.service
-        job = service.submit(kind, text=text, path=path, uri=body.get("uri"),
-                            version=body.get("version"), settings=settings,
-                            priority=body.get("priority", "interactive"))
+        job = service.submit(kind, text=body.get("text"), path=body.get("path"),
+                             uri=body.get("uri"), version=body.get("version"),
+                             settings=settings, priority=body.get("priority", "interactive"))
         while not job.done.wait(0.05):
             if self._client_gone():
                 service.cancel(job, "disconnected")
@@ -338,46 +476,131 @@ class Handler(BaseHTTPRequestHandler):
         threading.Thread(target=self.daemon_ref.stop, daemon=True).start()
 
 
+def request_problem(body: dict) -> str | None:
+    """What is wrong with an analysis request's shape (None when nothing): a malformed
+    request is a 400 with a reason, never a 500 from deep inside."""
+    for name in ("text", "path", "uri"):
+        value = body.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"{name} must be a string"
+    for name in ("text", "path", "uri"):
+        value = body.get(name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{name} is not valid Unicode (a lone surrogate)"
+            if name != "text" and "\0" in value:
+                return f"{name} contains a NUL character"
+    version = body.get("version")
+    if version is not None and (isinstance(version, bool)
+                                or not isinstance(version, (int, str))):
+        return "version must be an integer or a string"
+    priority = body.get("priority", "interactive")
+    if not isinstance(priority, str):
+        return "priority must be a string"
+    settings = body.get("settings")
+    if settings is not None and not isinstance(settings, dict):
+        return "settings must be an object"
+    return None
+
+
 class Daemon:
     """Owns the service and the listening servers."""
 
     def __init__(self, socket_path: Path | str | None = None, tcp_port: int | None = None,
-                 cache_dir: Path | str | None = None):
-        from svgloo.daemon.service import ScoringService
+                 cache_dir: Path | str | None = None, idle_exit_s: float | None = None,
+                 limits=None):
         from svgloo.daemon.cache import ResultCache
+        from svgloo.daemon.service import ScoringService
+        from svgloo.engine.limits import DEFAULT_LIMITS
 
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
         self.tcp_port = tcp_port
         self.token = ""
-        self.service = ScoringService(ResultCache(cache_dir))
+        self.service = ScoringService(ResultCache(cache_dir), limits=limits or DEFAULT_LIMITS)
         self.stopping = threading.Event()
         self._servers: list = []
         self._stopped = threading.Event()
+        self._lock_fd: int | None = None
+        self.idle_exit_s = idle_exit_s
+        self._active = 0
+        self._active_lock = threading.Lock()
+        self._last_active = time.monotonic()
+
+    def request_started(self) -> None:
+        with self._active_lock:
+            self._active += 1
+
+    def request_finished(self) -> None:
+        with self._active_lock:
+            self._active -= 1
+            self._last_active = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds with no request open, nothing queued or running and no watcher."""
+        svc = self.service
+        with self._active_lock:
+            if self._active or svc.busy() or svc.watching():
+                self._last_active = time.monotonic()
+                return 0.0
+            return time.monotonic() - self._last_active
+
+    def _exit_when_idle(self) -> None:
+        while not self.stopping.wait(min(5.0, max(0.05, self.idle_exit_s / 4))):
+            if self.idle_for() >= self.idle_exit_s:
+                log.info("idle for %g s: stopping", self.idle_exit_s)
+                self.stop()
+                return
 
     def _handler(self, tcp: bool):
         return type("BoundHandler", (Handler,), {"daemon_ref": self, "tcp": tcp})
 
     def bind(self) -> None:
+        """Take the daemon lock, then bind. Raises RuntimeDirError (a one-line reason) or
+        SystemExit when another daemon serves the socket; a live socket is never removed."""
         path = self.socket_path
         prepare_runtime_dir(path)
+        try:
+            self._lock_fd = acquire_daemon_lock(path)
+        except OSError as exc:
+            raise RuntimeDirError(str(pid_path(path)), f"cannot open the daemon lock file: "
+                                                       f"{exc.strerror or exc}") from None
+        if self._lock_fd is None:
+            raise SystemExit(f"svgloo daemon: another daemon is already serving {path}")
+        try:
+            self._bind_locked(path)
+        except OSError as exc:
+            self._cleanup()
+            raise RuntimeDirError(str(path), f"cannot start the daemon: "
+                                             f"{exc.strerror or exc}") from None
+        except BaseException:
+            self._cleanup()
+            raise
+
+    def _bind_locked(self, path: Path) -> None:
         if path.exists() or path.is_symlink():
-            if socket_answers(path):
+            if socket_answers(path):  # a daemon from before the lock existed
                 raise SystemExit(f"svgloo daemon: another daemon is already serving {path}")
-            path.unlink()  # stale socket from a daemon that died
+            path.unlink()  # stale: we hold the lock, so no live daemon owns it
         from svgloo.engine.files import atomic_write_text
 
         # The token and port files exist before the socket does: a client that finds the
         # socket can rely on them.
         if self.tcp_port is not None:
             self.tcp = TCPHTTPServer(("127.0.0.1", self.tcp_port), self._handler(True))
+            self._servers.append(self.tcp)
             self.tcp_port = self.tcp.server_address[1]
             self.token = secrets.token_urlsafe(32)
-            atomic_write_text(token_path(path), self.token + "\n", mode=0o600)
-            atomic_write_text(tcp_info_path(path), f"{self.tcp_port}\n", mode=0o600)
-            self._servers.append(self.tcp)
-        atomic_write_text(pid_path(path), f"{os.getpid()}\n", mode=0o600)
+            atomic_write_text(token_path(path), self.token + "\n", mode=0o600,
+                              follow_symlinks=False)
+            atomic_write_text(tcp_info_path(path), f"{self.tcp_port}\n", mode=0o600,
+                              follow_symlinks=False)
+        os.ftruncate(self._lock_fd, 0)
+        os.pwrite(self._lock_fd, f"{os.getpid()}\n".encode(), 0)
         self.unix = UnixHTTPServer(str(path), self._handler(False))
-        self._servers.append(self.unix)
+        self._servers.insert(0, self.unix)
+        self._inode = path.stat().st_ino
 
     def status(self) -> dict:
         st = self.service.status()
@@ -390,6 +613,9 @@ class Daemon:
         return st
 
     def serve_forever(self) -> None:
+        if self.idle_exit_s:
+            threading.Thread(target=self._exit_when_idle, daemon=True,
+                             name="svgloo-idle-exit").start()
         for srv in self._servers[1:]:
             threading.Thread(target=srv.serve_forever, daemon=True,
                              name="svgloo-tcp").start()
@@ -415,30 +641,55 @@ class Daemon:
                 srv.server_close()
             except OSError:
                 pass
-        for p in (self.socket_path, token_path(self.socket_path), pid_path(self.socket_path),
-                  tcp_info_path(self.socket_path)):
+        if self._lock_fd is not None:  # only the lock holder removes anything
             try:
-                if p == self.socket_path and p.exists():
-                    # only remove the socket if it is still ours
-                    if p.stat().st_ino != getattr(self, "_inode", p.stat().st_ino):
-                        continue
-                p.unlink()
+                if os.stat(self.socket_path).st_ino == getattr(self, "_inode", None):
+                    os.unlink(self.socket_path)  # still ours
             except OSError:
                 pass
+            for p in (token_path(self.socket_path), tcp_info_path(self.socket_path)):
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+            try:
+                os.ftruncate(self._lock_fd, 0)
+                os.close(self._lock_fd)  # releases the lock; the file stays
+            except OSError:
+                pass
+            self._lock_fd = None
         try:
             self.service.pool.close()
         except Exception:
             pass
 
 
+def raise_open_files_limit() -> None:
+    """Let the daemon hold as many descriptors as the hard limit allows (connections)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = hard if hard != resource.RLIM_INFINITY else 65536
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
-                   log_level: str = "INFO") -> int:
+                   log_level: str = "INFO", idle_exit_s: float | None = None,
+                   limits=None) -> int:
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO),
                         format="%(asctime)s svgloo-daemon %(levelname)s %(message)s",
                         stream=sys.stderr)
-    d = Daemon(socket_path, tcp_port, cache_dir)
-    d.bind()
-    d._inode = d.socket_path.stat().st_ino
+    raise_open_files_limit()
+    d = Daemon(socket_path, tcp_port, cache_dir, idle_exit_s=idle_exit_s, limits=limits)
+    try:
+        d.bind()
+    except SvglooError as exc:
+        print(f"svgloo daemon: error: {exc}", file=sys.stderr, flush=True)
+        return 1
 
     def on_signal(signum, frame):
         threading.Thread(target=d.stop, daemon=True).start()
@@ -447,9 +698,10 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
     signal.signal(signal.SIGINT, on_signal)
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    log.info("listening on %s%s (pid %d, cache %s)", d.socket_path,
+    log.info("listening on %s%s (pid %d, cache %s%s)", d.socket_path,
              f" and 127.0.0.1:{d.tcp_port}" if d.tcp_port else "", os.getpid(),
-             d.service.cache.directory)
+             d.service.cache.directory,
+             f", exits after {idle_exit_s:g} s idle" if idle_exit_s else "")
     print(f"svgloo daemon: listening on {d.socket_path}"
           + (f" and http://127.0.0.1:{d.tcp_port}" if d.tcp_port else ""), flush=True)
     d.serve_forever()
@@ -458,4 +710,5 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
 
 
 __all__ = ["Daemon", "run_foreground", "default_socket_path", "token_path", "pid_path",
-           "log_path", "socket_answers"]
+           "log_path", "socket_answers", "daemon_alive", "prepare_runtime_dir",
+           "RuntimeDirError", "open_private"]

@@ -31,6 +31,11 @@ class Cancelled(Exception):
     """Raised inside the engine (through the progress callback) to stop a job."""
 
 
+class Preempted(Exception):
+    """Raised inside a batch job when an interactive one waits: the batch job goes back
+    in the queue (its rendered layers stay in the layer cache) and the editor goes first."""
+
+
 class Job:
     _seq = itertools.count()
 
@@ -55,10 +60,40 @@ class Job:
         self.error: dict | None = None
         self.cached = False
         self.cancel_reason: str | None = None
+        self.followers: list[Job] = []  # identical requests that wait for this one
+        self.preemptions = 0
+        self._outcome_lock = threading.Lock()
+        self._completed = False
 
     @property
     def cancelled(self) -> bool:
         return self.cancel_reason is not None
+
+    def should_stop(self) -> bool:
+        """Stop computing: this request was cancelled and nobody else waits for it."""
+        return self.cancelled and all(f.done.is_set() for f in self.followers)
+
+    def follow(self, other: "Job") -> bool:
+        """Answer ``other`` (an identical request) with this job's outcome; False when
+        the computation is already over (or stopping) and ``other`` must run itself."""
+        with self._outcome_lock:
+            if self._completed or self.should_stop():
+                return False
+            self.followers.append(other)
+            return True
+
+    def complete(self, result: dict | None = None, error: dict | None = None) -> None:
+        """The computation's outcome, for this job (unless it already answered, e.g. its
+        client left) and for every follower still waiting."""
+        with self._outcome_lock:
+            self._completed = True
+            followers = list(self.followers)
+        self._finish(result=result, error=error)
+        for f in followers:
+            if not f.done.is_set():
+                f.started = self.started
+                f._finish(result=result, error=dict(error, uri=f.uri, version=f.version)
+                          if error else None)
 
     def cancel(self, reason: str) -> None:
         """Stop the job (if not finished): it answers with a ``reason`` error."""
@@ -96,6 +131,34 @@ def _settings_fields(cls) -> set[str]:
     return {f.name for f in fields(cls)} - {"limits"}
 
 
+_JSON_TYPES = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
+
+
+def check_field_types(cls, d: dict, name: str) -> None:
+    """A JSON value of the wrong type for a settings field (a list as the backbone, a
+    string as the size) is a ConfigError naming the field, not a crash later on."""
+    for f in fields(cls):
+        if f.name not in d:
+            continue
+        value = d[f.name]
+        alternatives = [a.strip() for a in str(f.type).split("|")]
+        if value is None and "None" in alternatives:
+            continue
+        allowed = tuple(t for a in alternatives for t in _JSON_TYPES.get(a, ()))
+        if not allowed:
+            continue  # a type JSON does not carry (tuples...): the dataclass checks it
+        if isinstance(value, bool) and bool not in allowed or not isinstance(value, allowed):
+            raise ConfigError(name, f"bad score settings: {f.name} must be "
+                                    f"{' or '.join(alternatives)}, not "
+                                    f"{type(value).__name__}")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ConfigError(name, f"bad settings: {f.name} is not valid "
+                                        "Unicode") from None
+
+
 def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
     """ScoreSettings from a JSON dict of its field names; limits stay the daemon's."""
     from svgloo.engine.score import ScoreSettings
@@ -105,6 +168,7 @@ def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
     unknown = set(d) - _settings_fields(ScoreSettings)
     if unknown:
         raise ConfigError(name, f"unknown score settings: {', '.join(sorted(unknown))}")
+    check_field_types(ScoreSettings, d, name)
     try:
         s = ScoreSettings(**d, limits=limits)
         size = int(s.size)
@@ -126,7 +190,12 @@ def structure_settings_from_dict(d: dict | None, limits: Limits, name: str):
     unknown = set(d) - _settings_fields(StructureSettings)
     if unknown:
         raise ConfigError(name, f"unknown structure settings: {', '.join(sorted(unknown))}")
+    check_field_types(StructureSettings, d, name)
     if "concepts" in d and d["concepts"] is not None:
+        if not isinstance(d["concepts"], list) or not all(isinstance(c, str)
+                                                         for c in d["concepts"]):
+            raise ConfigError(name, "bad structure settings: concepts must be a list of "
+                                    "strings")
         d["concepts"] = tuple(d["concepts"])
     try:
         return StructureSettings(**d, limits=limits)
@@ -165,9 +234,12 @@ class ScoringService:
         self.failed = 0
         self.cancelled = 0
         self.interrupted = 0
+        self.preempted = 0
+        self.merged = 0
         self._subscribers: list[queue.Queue] = []
         self._watchers: dict[str, object] = {}
         self._path_keys: dict[str, str] = {}
+        self._inflight: dict[str, Job] = {}  # result key -> the job computing it
         self._closed = False
         self._worker = threading.Thread(target=self._work, name="svgloo-model-worker",
                                         daemon=True)
@@ -253,17 +325,20 @@ class ScoringService:
         with self._lock:
             if uri is not None:
                 old = self._latest.get(uri)
-                if old is not None and not old.done.is_set():
+                same = old is not None and key is not None and old.key == key
+                if old is not None and not old.done.is_set() and not same:
+                    # (the same content again is merged with it below, not superseded)
                     if _older(version, old.version):
                         self.cancel(job, "superseded")  # a newer one is already in flight
                         return job
                     self.cancel(old, "superseded")
                 self._latest[uri] = job
+        t0 = time.perf_counter()
         cached = self.cache.get(key) if key else None
         if cached is not None:
             job.cached = True
             job.started = time.monotonic()
-            job._finish(result=cached)
+            job._finish(result=_as_cache_hit(cached, time.perf_counter() - t0))
             if path:
                 self._path_keys[str(path)] = key
             if publish:
@@ -271,8 +346,28 @@ class ScoringService:
             return job
         if path:
             self._path_keys[str(path)] = key
+        with self._lock:
+            leader = self._inflight.get(key) if key else None
+            if leader is not None and leader.follow(job):
+                self.merged += 1
+                if job.priority == "interactive":
+                    leader.priority = "interactive"  # an editor waits on it: no preempting
+                return job  # the same analysis is already queued or running
+            if key:
+                self._inflight[key] = job
         self._queue.put((PRIORITIES[priority], job.seq, job))
         return job
+
+    def busy(self) -> bool:
+        return self.current is not None or not self._queue.empty()
+
+    def watching(self) -> bool:
+        return bool(self._watchers)
+
+    def _interactive_waiting(self) -> bool:
+        with self._queue.mutex:
+            return any(p == PRIORITIES["interactive"] and not j.done.is_set()
+                       for p, _, j in self._queue.queue if j is not None)
 
     def cancel(self, job: Job, reason: str) -> None:
         """Cancel a job that has not finished (superseded, client gone, shutdown)."""
@@ -281,15 +376,9 @@ class ScoringService:
             self.cancelled += 1
 
     def _read(self, path: str) -> bytes:
-        try:
-            size = os.path.getsize(path)
-            if size > self.limits.max_file_bytes:
-                raise LimitError(path, f"file is {size} bytes; the limit is "
-                                       f"{self.limits.max_file_bytes}")
-            with open(path, "rb") as f:
-                return f.read(self.limits.max_file_bytes + 1)
-        except OSError as exc:
-            raise InputError(path, f"cannot read the file: {exc.strerror or exc}") from None
+        from svgloo.engine.files import read_regular_file
+
+        return read_regular_file(path, self.limits.max_file_bytes)
 
     def run(self, **kw) -> Job:
         """Submit and wait (in-process callers such as ``svgloo watch``)."""
@@ -303,7 +392,8 @@ class ScoringService:
             _, _, job = self._queue.get()
             if job is None:
                 return
-            if job.done.is_set():
+            if job.done.is_set() and job.should_stop():
+                self._forget(job)
                 continue  # superseded or disconnected while queued
             self.current = job
             job.started = time.monotonic()
@@ -311,15 +401,21 @@ class ScoringService:
                 result = self._compute(job)
                 if job.key:
                     self.cache.put(job.key, result)
-                job._finish(result=result)
+                job.complete(result=result)
                 self.completed += 1
                 if job.publish and not job.cancelled:
                     self._publish_result(job)
+            except Preempted:
+                job.preemptions += 1
+                self.preempted += 1
+                self._queue.put((PRIORITIES[job.priority], job.seq, job))
+                continue  # still in flight: not forgotten
             except Cancelled:
                 self.interrupted += 1  # stopped mid-way; the job already answered
+                job.complete(error=job._cancel_error())
             except SvglooError as exc:
                 self.failed += 1
-                job._finish(error=exc.to_json())
+                job.complete(error=exc.to_json())
                 if job.publish:
                     self.publish({"event": "error", "path": job.name, "error": exc.to_json()})
             except Exception as exc:  # a bug must not take the daemon down
@@ -328,19 +424,34 @@ class ScoringService:
                 err = {"kind": "internal", "file": job.name,
                        "message": f"internal error: {type(exc).__name__}: {exc}",
                        "line": None, "column": None}
-                job._finish(error=err)
+                job.complete(error=err)
             finally:
                 self.current = None
-                with self._lock:
-                    if job.uri is not None and self._latest.get(job.uri) is job:
-                        del self._latest[job.uri]
+            self._forget(job)
+
+    def _forget(self, job: Job) -> None:
+        with self._lock:
+            if job.uri is not None and self._latest.get(job.uri) is job:
+                del self._latest[job.uri]
+            if job.key and self._inflight.get(job.key) is job:
+                del self._inflight[job.key]
 
     def _compute(self, job: Job) -> dict:
+        from svgloo.engine.limits import DocumentBudget, document_budget
+
         def check(done=None, total=None):
-            if job.cancelled or self._closed:
+            if self._closed or job.should_stop():
                 raise Cancelled(job.cancel_reason)
+            if job.priority != "interactive" and self._interactive_waiting():
+                raise Preempted()
 
         check()
+        # One budget per attempt: time a preempted job spent waiting is not charged.
+        with document_budget(DocumentBudget.from_limits(job.name, self.limits,
+                                                        interrupt=check)):
+            return self._analyse(job, check)
+
+    def _analyse(self, job: Job, check) -> dict:
         if job.kind == "score":
             from svgloo.engine.backbones import get_backbone
             from svgloo.engine.score import score_text
@@ -385,7 +496,7 @@ class ScoringService:
 
     def watch(self, folder: str, settings: dict | None = None, on_event=None,
               debounce_s: float | None = None) -> dict:
-        from svgloo.daemon.watcher import Watcher
+        from svgloo.daemon.watcher import Watcher, read_watched
 
         folder = os.path.abspath(folder)
         if not os.path.isdir(folder):
@@ -395,14 +506,21 @@ class ScoringService:
             if folder in self._watchers:
                 return {"folder": folder, "watching": True, "new": False}
 
+        def rejected(path: str, exc: SvglooError) -> None:
+            self.publish({"event": "error", "path": path, "error": exc.to_json()})
+            if on_event:
+                on_event({"event": "error", "path": path, "error": exc.to_json()})
+
         def rescore(path: str) -> Job | None:
-            try:
-                job = self.submit("score", path=path, settings=settings, priority="batch",
-                                  publish=True, uri=Path(path).absolute().as_uri())
+            try:  # read with the watcher's checks (type, size, symlinks) again
+                data = read_watched(folder, path, self.limits.max_file_bytes)
+                job = self.submit("score", text=data, path=path, settings=settings,
+                                  priority="batch", publish=True,
+                                  uri=Path(path).absolute().as_uri())
+            except FileNotFoundError:
+                return None  # deleted meanwhile: the watcher reports it
             except SvglooError as exc:
-                self.publish({"event": "error", "path": path, "error": exc.to_json()})
-                if on_event:
-                    on_event({"event": "error", "path": path, "error": exc.to_json()})
+                rejected(path, exc)
                 return None
             if on_event:
                 job.done.wait()
@@ -422,8 +540,9 @@ class ScoringService:
             if on_event:
                 on_event(ev)
 
-        w = Watcher(folder, rescore, deleted, **({} if debounce_s is None else
-                                                {"debounce_s": debounce_s}))
+        w = Watcher(folder, rescore, deleted, rejected=rejected,
+                    max_bytes=self.limits.max_file_bytes,
+                    **({} if debounce_s is None else {"debounce_s": debounce_s}))
         w.start()
         with self._lock:
             self._watchers[folder] = w
@@ -457,12 +576,14 @@ class ScoringService:
                                                  "version": cur.version,
                                                  "priority": cur.priority},
             "jobs": {"completed": self.completed, "failed": self.failed,
-                     "cancelled": self.cancelled, "interrupted": self.interrupted},
+                     "cancelled": self.cancelled, "interrupted": self.interrupted,
+                     "preempted": self.preempted, "merged": self.merged},
             "cache": {**self.cache.stats(), "layer_entries": len(self.layer_cache),
                       "layer_bytes": self.layer_cache.bytes},
             "watching": sorted(self._watchers),
             "subscribers": len(self._subscribers),
             "render_workers": self.pool.workers,
+            "limits": asdict(self.limits),
         }
 
     def close(self) -> None:
@@ -482,6 +603,17 @@ class ScoringService:
         self._queue.put((-1, -1, None))
         self._worker.join(timeout=10)
         self.publish({"event": "shutdown"})
+
+
+def _as_cache_hit(result: dict, seconds: float) -> dict:
+    """A cached result with this call's timing: nothing was parsed or rendered now (the
+    cold run's total stays as ``cold_total_s``)."""
+    timings = result.get("timings")
+    if isinstance(timings, dict):
+        result["timings"] = {**{k: 0.0 for k in timings if k.endswith("_s")},
+                             "renders": 0, "total_s": round(seconds, 4), "cached": True,
+                             "cold_total_s": timings.get("total_s")}
+    return result
 
 
 def _stat(path) -> list | None:

@@ -6,6 +6,10 @@ deleting and re-creating. All of them become "this path changed"; each path then
 for a quiet period (``debounce_s``, ~300 ms) so a burst of events is handled once, with
 the file's final content. A path that no longer exists when its turn comes is reported
 as deleted.
+
+Files are untrusted: ``read_watched`` checks the type and size before reading a byte
+(``ln -s /dev/zero a.svg`` costs nothing), skips devices, FIFOs and sockets, and does not
+follow a symlink that leads out of the watched folder.
 """
 
 from __future__ import annotations
@@ -13,9 +17,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
+
+from svgloo.engine.errors import InputError, SvglooError
+from svgloo.engine.files import read_regular_file
+from svgloo.engine.limits import DEFAULT_LIMITS
 
 log = logging.getLogger("svgloo.watcher")
 
@@ -28,14 +37,33 @@ def is_svg(path: str) -> bool:
     return name.lower().endswith(SUFFIXES) and not name.startswith((".#", "~"))
 
 
+def read_watched(folder: str, path: str, max_bytes: int) -> bytes:
+    """The bytes of a watched file, with the checks above; FileNotFoundError when it is
+    gone, InputError/LimitError when it must not be read (type and size are checked on
+    the open descriptor by ``read_regular_file``, so a file swapped meanwhile is caught)."""
+    if stat.S_ISLNK(os.lstat(path).st_mode):
+        target = os.path.realpath(path)
+        root = os.path.realpath(folder)
+        if os.path.commonpath([root, target]) != root:
+            raise InputError(path, "a symlink that leads out of the watched folder; not "
+                                   "followed")
+    if not os.path.exists(path):
+        raise FileNotFoundError(path)
+    return read_regular_file(path, max_bytes)
+
+
 class Watcher:
     """Watch ``folder`` recursively; call ``rescore(path)`` once per settled change and
     ``deleted(path)`` when a watched SVG is gone. Callbacks run on the watcher's thread."""
 
     def __init__(self, folder: str, rescore: Callable[[str], object],
                  deleted: Callable[[str], object] | None = None,
-                 debounce_s: float = DEBOUNCE_S, recursive: bool = True):
+                 debounce_s: float = DEBOUNCE_S, recursive: bool = True,
+                 rejected: Callable[[str, SvglooError], object] | None = None,
+                 max_bytes: int = DEFAULT_LIMITS.max_file_bytes):
         self.folder = os.path.abspath(folder)
+        self.rejected = rejected or (lambda p, e: log.info("%s", e))
+        self.max_bytes = max_bytes
         self.rescore = rescore
         self.deleted = deleted or (lambda p: None)
         self.debounce_s = debounce_s
@@ -91,14 +119,18 @@ class Watcher:
 
     def _settle(self, path: str) -> None:
         try:
-            with open(path, "rb") as f:
-                digest = hashlib.sha256(f.read()).hexdigest()
+            digest = hashlib.sha256(read_watched(self.folder, path, self.max_bytes)).hexdigest()
         except FileNotFoundError:
             self._digests.pop(path, None)
             self.deleted(path)
             return
+        except SvglooError as exc:
+            if self._digests.get(path) != repr(exc):  # say it once per problem
+                self._digests[path] = repr(exc)
+                self.rejected(path, exc)
+            return
         except OSError:
-            return  # unreadable for now (permissions, a directory); a later event retries
+            return  # unreadable for now (permissions); a later event retries
         if self._digests.get(path) == digest:
             return  # same content as last time (a touch, a second close event)
         self._digests[path] = digest

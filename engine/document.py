@@ -105,6 +105,26 @@ def _decode(data: bytes, encoding: str | None, name: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+          (b"GIF87a", "a GIF image"), (b"GIF89a", "a GIF image"), (b"%PDF-", "a PDF file"),
+          (b"BM", "a BMP image"), (b"PK\x03\x04", "a ZIP archive"))
+
+
+def _strip_position(msg: str) -> str:
+    """lxml ends its messages with ", line L, column C": the error carries them already."""
+    return re.sub(r",? line \d+, column \d+$", "", msg or "")
+
+
+def binary_kind(raw: bytes) -> str | None:
+    """What a non-text file is, from its first bytes (None when it may be text)."""
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "a WebP image"
+    for magic, kind in _MAGIC:
+        if raw.startswith(magic):
+            return kind
+    return None
+
+
 def parse_document(data: bytes | str, name: str = "<input>",
                    limits: Limits = DEFAULT_LIMITS) -> Document:
     """Parse untrusted SVG bytes (or text). Raises InputError / LimitError, never lxml errors."""
@@ -118,15 +138,21 @@ def parse_document(data: bytes | str, name: str = "<input>",
         raw = inflate_if_gzipped(data, name, limits)
     if len(raw) > limits.max_inflated_bytes:
         raise LimitError(name, f"document is larger than {limits.max_inflated_bytes} bytes")
+    kind = binary_kind(raw)
+    if kind:
+        raise InputError(name, f"this is {kind}, not SVG")
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                              huge_tree=False, remove_comments=False, remove_pis=False,
                              recover=False, encoding="utf-8" if known_text is not None else None)
     try:
         root = etree.fromstring(raw, parser)
     except etree.XMLSyntaxError as exc:
-        line = (exc.lineno - 1) if exc.lineno else None
-        col = (exc.offset - 1) if exc.offset else None
-        raise InputError(name, f"malformed XML: {exc.msg}", line=line, column=col) from None
+        # lxml's position is (line, column), both 1-based, as its message says them
+        lxml_line, lxml_col = getattr(exc, "position", None) or (exc.lineno, exc.offset)
+        line = (lxml_line - 1) if lxml_line else None
+        col = (lxml_col - 1) if lxml_col else None
+        raise InputError(name, f"malformed XML: {_strip_position(exc.msg)}", line=line,
+                         column=col) from None
     except ValueError as exc:
         raise InputError(name, f"malformed XML: {exc}") from None
     if root is None:

@@ -14,11 +14,17 @@ class SvglooError(Exception):
 
     def __init__(self, file: str | None, message: str, *, line: int | None = None,
                  column: int | None = None):
+        message = one_line(message)
         super().__init__(message)
         self.file = file or "<input>"
         self.message = message
         self.line = line  # 0-based, when the problem has a position
         self.column = column
+
+    def __reduce__(self):
+        # Exceptions pickle as ``cls(*args)``; ours take keywords too, so without this a
+        # render worker's error cannot cross back to the caller and breaks the pool.
+        return (_rebuild, (type(self), self.file, self.message, self.line, self.column))
 
     def __str__(self) -> str:
         where = self.file
@@ -31,6 +37,15 @@ class SvglooError(Exception):
     def to_json(self) -> dict:
         return {"kind": self.kind, "file": self.file, "message": self.message,
                 "line": self.line, "column": self.column}
+
+
+def _rebuild(cls, file, message, line, column):
+    return cls(file, message, line=line, column=column)
+
+
+def one_line(message: str) -> str:
+    """Error texts are one line: a front end prints them after the file name."""
+    return " ".join(str(message).split())
 
 
 class InputError(SvglooError):

@@ -1,30 +1,120 @@
-"""Atomic file writes: readers see the old file or the new one, never half of one."""
+"""Safe file reads and writes.
+
+* ``atomic_write_bytes``: readers see the old file or the new one, never half of one. A
+  symlink is written through (the link stays a link), a file with several hard links is
+  rewritten in place (its inode, and so its other names, are kept) after a backup copy,
+  ownership and permission bits are kept where the platform allows, and the folder is
+  fsynced after the rename so the new name survives a crash.
+* ``read_regular_file``: a bounded read that refuses devices, FIFOs and sockets before
+  reading a byte (``/dev/zero`` named ``a.svg`` must cost nothing).
+* ``encode_like``: encode edited text the way the original file was encoded, or refuse.
+"""
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 
+from svgloo.engine.errors import InputError, LimitError
 
-def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -> None:
-    """Write through a temporary file in the same folder, fsync, then ``os.replace``.
 
-    ``mode``: permission bits for the file; by default an existing file keeps its own
-    (a user's drawing stays as readable as it was) and a new one gets the umask's."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return  # not on this platform (Windows): the rename is still atomic
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    """Rewrite a hard-linked file keeping its inode; a backup copy of the old bytes sits
+    beside it until the new bytes are on disk, so a crash loses nothing."""
+    old = path.read_bytes()
+    backup = _temp_copy(path.parent, path.name, old, None)
+    try:
+        fd = os.open(path, os.O_WRONLY)
         try:
-            mode = path.stat().st_mode & 0o7777
+            _write_all(fd, data)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        try:  # put the old bytes back; the backup stays if even that fails
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                _write_all(fd, old)
+                os.ftruncate(fd, len(old))
+            finally:
+                os.close(fd)
+            os.unlink(backup)
         except OSError:
-            mode = None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            pass
+        raise
+    os.unlink(backup)
+    _fsync_folder(path.parent)
+
+
+def _temp_copy(folder: Path, name: str, data: bytes, st: os.stat_result | None) -> str:
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except (OSError, AttributeError):  # not ours to give away: keep ours
+                pass
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return tmp
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None,
+                       follow_symlinks: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (see the module docstring).
+
+    ``mode``: permission bits for the file; by default an existing file keeps its own
+    (a user's drawing stays as readable as it was) and a new one gets the umask's.
+    ``follow_symlinks=False`` replaces a link at ``path`` instead of writing through it
+    (for the daemon's own files, where a planted link must not redirect the write)."""
+    path = Path(path)
+    if follow_symlinks and path.is_symlink():
+        path = Path(os.path.realpath(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and mode is None:
+        _write_in_place(path, data)
+        return
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        st = None  # a link we replace, or something odd: nothing to copy from it
+    tmp = _temp_copy(path.parent, path.name, data, st)
+    try:
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -34,7 +124,79 @@ def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -
         except OSError:
             pass
         raise
+    _fsync_folder(path.parent)
 
 
-def atomic_write_text(path: str | Path, text: str, mode: int | None = None) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+def atomic_write_text(path: str | Path, text: str, mode: int | None = None,
+                      follow_symlinks: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode, follow_symlinks)
+
+
+def read_regular_file(path: str | Path, max_bytes: int, name: str | None = None) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; InputError for anything else
+    (a device, FIFO, socket or folder), LimitError when it is larger. The type and size are
+    checked on the open descriptor, before reading."""
+    name = name or str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InputError(name, f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(name, "not a regular file (a device, pipe, socket or folder); "
+                                   "nothing was read")
+        if st.st_size > max_bytes:
+            raise LimitError(name, f"file is {st.st_size} bytes; the limit is {max_bytes}")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(name, f"cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # grew while we read it
+        raise LimitError(name, f"file is larger than {max_bytes} bytes")
+    return data
+
+
+_DECL_ENCODING = re.compile(r"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def detect_encoding(original: bytes) -> tuple[str, bytes]:
+    """(codec, byte-order mark) of a file's bytes: a UTF-16/32 BOM wins, then the XML
+    declaration's encoding (after a UTF-8 BOM, which is kept as it was), else UTF-8."""
+    bom = b""
+    for mark, enc in _BOMS:
+        if original.startswith(mark):
+            if mark != codecs.BOM_UTF8:
+                return enc, mark
+            bom, original = mark, original[len(mark):]  # the declaration still decides
+            break
+    if original.startswith(b"<\x00"):
+        return "utf-16-le", b""
+    if original.startswith(b"\x00<"):
+        return "utf-16-be", b""
+    head = original[:200].decode("latin-1")
+    m = _DECL_ENCODING.match(head)
+    enc = m.group(1) if m else "utf-8"
+    try:
+        codecs.lookup(enc)
+    except LookupError:
+        enc = "utf-8"
+    return enc, bom
+
+
+def encode_like(text: str, original: bytes, name: str = "<input>") -> bytes:
+    """Encode edited text the way ``original`` was encoded (byte-order mark kept); an
+    InputError when the text cannot be written in that encoding (nothing is written)."""
+    enc, bom = detect_encoding(original)
+    text = text[1:] if text.startswith("\ufeff") else text
+    try:
+        return bom + text.encode(enc)
+    except UnicodeEncodeError as exc:
+        raise InputError(name, f"the edited text cannot be written as {enc} (the file's "
+                               f"encoding): {exc.reason} at character {exc.start}") from None

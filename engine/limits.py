@@ -1,7 +1,12 @@
-"""Safety limits applied to every untrusted document before and while it is rendered."""
+"""Safety limits applied to every untrusted document before and while it is rendered,
+and the per-document budget (wall clock and rendered bytes) that bounds a whole analysis."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import threading
+import time
 from dataclasses import dataclass
 
 
@@ -14,9 +19,88 @@ class Limits:
     max_units: int = 5_000                         # scoring units (each costs at least one render)
     max_render_size: int = 2048                    # output is clamped to this many pixels per side
     max_data_image_bytes: int = 2 * 1024 * 1024    # an embedded data: PNG/JPEG
+    max_reference_pixels: int = 40_000_000         # a reference image's width x height (header)
     render_timeout_s: float = 60.0                 # wall clock for one render job in a worker
     render_cpu_s: int = 120                        # RLIMIT_CPU of a render worker
     render_memory_mb: int = 1536                   # RLIMIT_AS of a render worker
+    document_timeout_s: float = 300.0              # wall clock for all renders of one document
+    document_render_mb: int = 1024                 # renders returned for one document (MB)
 
 
 DEFAULT_LIMITS = Limits()
+
+
+class DocumentBudget:
+    """What one document may still spend: a wall-clock deadline and a number of rendered
+    bytes brought back from the workers (the engine's memory for that document grows with
+    them). ``RenderPool.map`` charges and checks it, so the engine needs no change."""
+
+    def __init__(self, name: str, timeout_s: float, max_bytes: int, interrupt=None):
+        self.name = name
+        # called while renders are under way; raising from it stops them (the daemon
+        # uses it to cancel a job at once, or to make a batch job give way to an editor)
+        self.interrupt = interrupt
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+        self.deadline = time.monotonic() + timeout_s
+        self.spent_bytes = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_limits(cls, name: str, limits: Limits, interrupt=None) -> "DocumentBudget":
+        return cls(name, limits.document_timeout_s, limits.document_render_mb * 1024 * 1024,
+                   interrupt)
+
+    def remaining_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def check(self) -> None:
+        from svgloo.engine.errors import LimitError
+
+        if self.remaining_s() <= 0:
+            raise LimitError(self.name, f"the analysis took longer than {self.timeout_s:g} s "
+                                        "(document time budget); the document is too "
+                                        "expensive")
+        if self.spent_bytes > self.max_bytes:
+            raise LimitError(self.name, f"the analysis needed more than "
+                                        f"{self.max_bytes // (1024 * 1024)} MB of renders "
+                                        "(document memory budget); the document is too "
+                                        "expensive")
+
+    def charge(self, nbytes: int) -> None:
+        with self._lock:
+            self.spent_bytes += nbytes
+        self.check()
+
+
+# The budget of the document being analysed: a context variable for the calling thread,
+# and by document name for helper threads the engine starts (they do not inherit it).
+_current: contextvars.ContextVar[DocumentBudget | None] = contextvars.ContextVar(
+    "svgloo_document_budget", default=None)
+_by_name: dict[str, DocumentBudget] = {}
+_by_name_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def document_budget(budget: DocumentBudget):
+    token = _current.set(budget)
+    with _by_name_lock:
+        previous = _by_name.get(budget.name)
+        _by_name[budget.name] = budget
+    try:
+        yield budget
+    finally:
+        _current.reset(token)
+        with _by_name_lock:
+            if previous is None:
+                _by_name.pop(budget.name, None)
+            else:
+                _by_name[budget.name] = previous
+
+
+def current_budget(name: str | None = None) -> DocumentBudget | None:
+    budget = _current.get()
+    if budget is None and name is not None:
+        with _by_name_lock:
+            budget = _by_name.get(name)
+    return budget

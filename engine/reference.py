@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from svgloo.engine.protocols import Reference
 
 from svgloo.engine.document import Document
 from svgloo.engine.errors import ConfigError
+from svgloo.engine.limits import DEFAULT_LIMITS
 
 CONFIG_NAME = "svgloo.toml"
 SIDECAR_SUFFIXES = (".ref.png", ".ref.jpg", ".ref.jpeg", ".ref.svg")
@@ -140,9 +142,14 @@ def letterbox(rgb: np.ndarray, size: int) -> np.ndarray:
     return canvas
 
 
-def load_image_reference(path: str, size: int, render_svg) -> np.ndarray:
+def load_image_reference(path: str, size: int, render_svg,
+                         max_pixels: int = DEFAULT_LIMITS.max_reference_pixels) -> np.ndarray:
     """RGB uint8 (size, size, 3). ``render_svg(path) -> RGB`` renders SVG references the
-    same way as the documents (safely, in the worker pool)."""
+    same way as the documents (safely, in the worker pool).
+
+    The image's header is checked before anything is decoded (a 128-byte PNG can claim
+    20000 x 20000 pixels), and large images are reduced while decoding where the format
+    allows it (JPEG draft mode), so memory stays near ``max_pixels`` x 4 bytes."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(path, "reference file not found")
@@ -151,10 +158,24 @@ def load_image_reference(path: str, size: int, render_svg) -> np.ndarray:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(p) as im:
+        with warnings.catch_warnings():  # the size check below says it better
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(p)
+        with im:
+            w, h = im.size
+            if w * h > max_pixels:
+                raise ConfigError(path, f"reference image is {w} x {h} pixels; the limit is "
+                                        f"{max_pixels} pixels (scale it down)")
+            im.draft("RGB", (size, size))  # JPEG: decode at a reduced scale
             im.load()
+            if max(im.size) > 4 * size:
+                im.thumbnail((4 * size, 4 * size))  # letterbox needs no more than this
             rgba = im.convert("RGBA")
-    except (UnidentifiedImageError, OSError) as exc:
+    except Image.DecompressionBombError:  # PIL refuses to even open it
+        raise ConfigError(path, f"reference image is more than {2 * Image.MAX_IMAGE_PIXELS} "
+                                f"pixels; the limit is {max_pixels} pixels (scale it "
+                                "down)") from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise ConfigError(path, f"cannot read reference image: {exc}") from None
     white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
     rgb = np.asarray(Image.alpha_composite(white, rgba).convert("RGB"))

@@ -92,9 +92,10 @@ _ALPHA = 3 if np.little_endian else 0
 
 
 def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
-                   surface_class=None):
+                   surface_class=None, dpi: float = 96, background: str | None = None):
     """Render to cairo's native pixel layout: (surface, (size, size, 4) uint8 view). The
-    view is valid while the surface lives."""
+    view is valid while the surface lives. ``dpi`` and ``background`` are CairoSVG's own
+    (evaluation suites pass the values their original code used)."""
     import cairosvg.parser
 
     size = max(1, min(int(size), limits.max_render_size))
@@ -102,8 +103,9 @@ def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
     try:
         tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=make_fetcher(limits),
                                     unsafe=False)
-        surface = (surface_class or _surface_class())(tree, None, 96, output_width=size,
-                                                      output_height=size)
+        surface = (surface_class or _surface_class())(tree, None, dpi, output_width=size,
+                                                      output_height=size,
+                                                      background_color=background)
         surface.finish()
     except RecursionError:
         raise RenderError(name, "document nests too deeply to render") from None
@@ -123,9 +125,12 @@ def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
 
 
 def render_rgba(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAULT_LIMITS,
-                name: str = "<input>") -> np.ndarray:
-    """Render to a (size, size, 4) uint8 array of premultiplied R, G, B, A."""
-    surface, view = _render_native(svg_text, size, limits, name)
+                name: str = "<input>", *, dpi: float = 96,
+                background: str | None = None) -> np.ndarray:
+    """Render to a (size, size, 4) uint8 array of premultiplied R, G, B, A. With a
+    ``background`` colour CairoSVG paints it first, so alpha is 255 everywhere."""
+    surface, view = _render_native(svg_text, size, limits, name, dpi=dpi,
+                                   background=background)
     rgba = np.ascontiguousarray(view[..., _TO_RGBA])
     del surface
     return rgba

@@ -22,10 +22,11 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
 
 from svgloo.engine.errors import LimitError, RenderError
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
 
 
 def _die_with_parent() -> None:
@@ -105,6 +106,8 @@ def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
 
 
 _live_pools: weakref.WeakSet = weakref.WeakSet()
+INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt hook
+INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
 
 
 def close_all_pools() -> None:
@@ -150,6 +153,40 @@ class RenderPool:
     def close(self) -> None:
         self._kill()
 
+    def _wait(self, fut, timeout_s: float, budget, futures: list):
+        """One job's result within ``timeout_s`` and the document's budget. While it
+        waits, the budget's ``interrupt`` (if any) is called every ``INTERRUPT_POLL_S``:
+        when it raises (the job was cancelled, or must give way to an editor's request),
+        the document's queued renders are dropped, the ones under way get
+        ``INTERRUPT_GRACE_S`` to finish (restarting workers costs seconds), the workers
+        are killed if they do not, and the error goes up."""
+        deadline = time.monotonic() + timeout_s
+        interrupt = getattr(budget, "interrupt", None)
+        while True:
+            step = deadline - time.monotonic()
+            if budget is not None:
+                step = min(step, budget.remaining_s())
+            if interrupt is not None:
+                step = min(step, INTERRUPT_POLL_S)
+            try:
+                return fut.result(timeout=max(step, 0.001))
+            except FutureTimeout:
+                if budget is not None and budget.remaining_s() <= 0:
+                    self._kill()
+                    budget.check()  # raises the document budget's LimitError
+                if time.monotonic() >= deadline:
+                    raise
+            if interrupt is not None:
+                try:
+                    interrupt()
+                except BaseException:
+                    for other in futures:
+                        other.cancel()
+                    _, running = futures_wait(futures, timeout=INTERRUPT_GRACE_S)
+                    if running:
+                        self._kill()
+                    raise
+
     def map(self, fn: Callable, jobs: Sequence[tuple], name: str,
             timeout_s: float | None = None,
             on_done: Callable[[int], None] | None = None) -> list:
@@ -159,6 +196,9 @@ class RenderPool:
         A job over time, over memory or crashing raises LimitError/RenderError naming
         ``name``; the pool is replaced and the caller carries on."""
         timeout_s = timeout_s or self.limits.render_timeout_s
+        budget = current_budget(name)  # the document's own budget, when one is set
+        if budget is not None:
+            budget.check()
         ex = self._get()
         try:
             futures = [ex.submit(_run_job, self.limits.render_cpu_s, fn, job) for job in jobs]
@@ -171,7 +211,9 @@ class RenderPool:
             # Waiting starts when the previous job is done, so each wait covers at most one
             # job in flight on another worker plus this one; callers size jobs well below.
             for i, fut in enumerate(futures):
-                results.append(fut.result(timeout=timeout_s))
+                results.append(self._wait(fut, timeout_s, budget, futures))
+                if budget is not None:
+                    budget.charge(result_bytes(results[-1]))
                 if on_done:
                     on_done(i)
         except FutureTimeout:
@@ -180,6 +222,8 @@ class RenderPool:
                                    f"(render timeout); the document is too expensive") from None
         except BrokenProcessPool:
             self._kill()
+            if getattr(budget, "interrupt", None) is not None:
+                budget.interrupt()  # another thread's interrupt killed the pool: say that
             raise LimitError(name, "the renderer was killed: it ran out of memory "
                                    f"({self.limits.render_memory_mb} MB limit) or CPU time "
                                    f"({self.limits.render_cpu_s} s limit)") from None
@@ -192,6 +236,20 @@ class RenderPool:
                 fut.cancel()
             raise
         return results
+
+
+def result_bytes(value) -> int:
+    """Rough size of a worker's result (numpy arrays, bytes, nested tuples and lists)."""
+    n = getattr(value, "nbytes", None)
+    if isinstance(n, int):
+        return n
+    if isinstance(value, (bytes, bytearray, str)):
+        return len(value)
+    if isinstance(value, (tuple, list)):
+        return sum(result_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(result_bytes(v) for v in value.values())
+    return 0
 
 
 _shared: RenderPool | None = None

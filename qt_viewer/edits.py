@@ -3,34 +3,15 @@ refusal to overwrite a file that changed on disk since it was loaded."""
 
 from __future__ import annotations
 
-import codecs
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from svgloo.engine.errors import InputError, SvglooError
-from svgloo.engine.files import atomic_write_bytes
-
-_DECL_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+from svgloo.engine.files import atomic_write_bytes, encode_like
 
 
 class FileChangedError(SvglooError):
     """The file on disk is not the one the viewer loaded; nothing was written."""
-
-
-def encode_like(text: str, original: bytes) -> bytes:
-    """Encode edited text the way the original bytes were encoded (the XML declaration's
-    encoding, default UTF-8; a UTF-8 byte-order mark is kept)."""
-    m = _DECL_ENCODING.match(original)
-    enc = m.group(1).decode("ascii") if m else "utf-8"
-    try:
-        codecs.lookup(enc)
-    except LookupError:
-        enc = "utf-8"
-    data = text.encode(enc)
-    if original.startswith(codecs.BOM_UTF8) and not data.startswith(codecs.BOM_UTF8):
-        data = codecs.BOM_UTF8 + data
-    return data
 
 
 @dataclass
@@ -66,7 +47,7 @@ class FileSession:
             raise InputError(str(self.path), "compressed .svgz files are read-only in the "
                                               "viewer")
         self._check_unchanged()
-        data = encode_like(new_text, self.loaded)
+        data = encode_like(new_text, self.loaded, str(self.path))
         atomic_write_bytes(self.path, data)
         self.undo_stack.append(self.loaded)
         self.loaded = data

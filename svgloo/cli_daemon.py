@@ -23,6 +23,15 @@ def register(sub) -> None:
                        help="also listen on 127.0.0.1:PORT (0: any free port), with a bearer "
                             "token in <socket>.token")
     start.add_argument("--log-level", default="INFO")
+    start.add_argument("--idle-exit", type=float, metavar="SECONDS", default=None,
+                       help="exit after this long with no request, job or watched folder "
+                            "(default: never; daemons a client starts on demand use "
+                            "$SVGLOO_DAEMON_IDLE_EXIT, else 1800)")
+    start.add_argument("--document-timeout", type=float, metavar="SECONDS",
+                       help="wall-clock budget for one document's analysis (default 300)")
+    start.add_argument("--document-memory", type=int, metavar="MB",
+                       help="renders one document may bring back from the workers, in MB "
+                            "(default 1024)")
     start.set_defaults(func=run_start)
     stop = dsub.add_parser("stop", help="stop the running daemon")
     _socket_arg(stop)
@@ -64,15 +73,21 @@ def run_start(args) -> int:
 
     path = _socket(args)
     if args.foreground:
-        return run_foreground(path, args.tcp, log_level=args.log_level)
+        return run_foreground(path, args.tcp, log_level=args.log_level,
+                              idle_exit_s=args.idle_exit, limits=_limits(args))
     if socket_answers(path):
         print(f"svgloo daemon: already running on {path}")
         return 0
     from svgloo.daemon.client import DaemonUnavailable, start_daemon
 
     extra = [] if args.tcp is None else ["--tcp", str(args.tcp)]
+    if args.document_timeout is not None:
+        extra += ["--document-timeout", str(args.document_timeout)]
+    if args.document_memory is not None:
+        extra += ["--document-memory", str(args.document_memory)]
     try:
-        pid = start_daemon(path, extra + ["--log-level", args.log_level])
+        pid = start_daemon(path, extra + ["--log-level", args.log_level],
+                           idle_exit_s=args.idle_exit or 0)
     except DaemonUnavailable as exc:
         print(f"svgloo: error: {exc}", file=sys.stderr)
         return 1
@@ -80,9 +95,22 @@ def run_start(args) -> int:
     return 0
 
 
+def _limits(args):
+    from dataclasses import replace
+
+    from svgloo.engine.limits import DEFAULT_LIMITS
+
+    changes = {}
+    if args.document_timeout is not None:
+        changes["document_timeout_s"] = args.document_timeout
+    if args.document_memory is not None:
+        changes["document_render_mb"] = args.document_memory
+    return replace(DEFAULT_LIMITS, **changes)
+
+
 def run_stop(args) -> int:
     from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
-    from svgloo.daemon.server import pid_path, socket_answers
+    from svgloo.daemon.server import daemon_alive, pid_path, socket_answers
 
     path = _socket(args)
     client = DaemonClient(path, autostart=False, timeout=10)
@@ -90,7 +118,9 @@ def run_stop(args) -> int:
         pid = client.shutdown().get("pid")
     except (DaemonUnavailable, DaemonError):
         pid = None
-        try:  # not answering: fall back to the pid file
+        try:  # not answering: fall back to the pid file, if a live daemon holds it
+            if not daemon_alive(path):
+                raise ValueError("no daemon holds the lock")
             pid = int(pid_path(path).read_text().strip())
             os.kill(pid, signal.SIGTERM)
         except (OSError, ValueError):
@@ -130,6 +160,8 @@ def run_status(args) -> int:
     print(f"  cache:    {c['hits']} hits, {c['misses']} misses, {c['memory_entries']} in "
           f"memory, {c['layer_entries']} layers ({c['layer_bytes'] / 1e6:.0f} MB); "
           f"{c['directory']}")
+    if c.get("write_error"):
+        print(f"  warning:  {c['write_error']} (results are kept in memory only)")
     if st.get("watching"):
         print(f"  watching: {', '.join(st['watching'])}")
     return 0

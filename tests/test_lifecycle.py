@@ -56,17 +56,21 @@ def largest_corpus_file() -> Path:
     return max(files, key=lambda p: p.stat().st_size)
 
 
-def start_scoring(path: Path) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "svgloo", "score", str(path), "--backbone", "pixel"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+def start_scoring(path: Path, command: str = "score") -> subprocess.Popen:
+    args = [sys.executable, "-m", "svgloo", command, str(path), "--backbone", "pixel"]
+    if command == "view":
+        args.append("--no-concepts")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env=env)
     # Mid-score: the render workers (and multiprocessing's helpers) are up.
     if not wait_until(lambda: len(group_members(proc.pid)) >= 3 or proc.poll() is not None,
                       timeout=120):
         proc.kill()
         pytest.fail("the render workers never started")
     if proc.poll() is not None:
-        pytest.fail(f"svgloo score ended before it could be interrupted (exit {proc.returncode})")
+        pytest.fail(f"svgloo {command} ended before it could be interrupted "
+                    f"(exit {proc.returncode})")
     return proc
 
 
@@ -82,10 +86,14 @@ def stdout_closes(proc: subprocess.Popen, timeout: float) -> bool:
     return done.wait(timeout)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
-                         ids=["SIGTERM", "SIGHUP", "SIGKILL"])
-def test_killed_score_leaves_no_process_behind(signum):
-    proc = start_scoring(largest_corpus_file())
+@pytest.mark.parametrize("command,signum", [
+    ("score", signal.SIGTERM), ("score", signal.SIGHUP), ("score", signal.SIGKILL),
+    ("view", signal.SIGTERM), ("view", signal.SIGKILL)],
+    ids=["score-SIGTERM", "score-SIGHUP", "score-SIGKILL", "view-SIGTERM", "view-SIGKILL"])
+def test_killed_command_leaves_no_process_behind(command, signum):
+    if command == "view":
+        pytest.importorskip("PyQt6.QtWidgets")
+    proc = start_scoring(largest_corpus_file(), command)
     pgid = proc.pid
     try:
         os.kill(proc.pid, signum)

@@ -144,9 +144,11 @@ def _raw_request(sock: Path, body: dict) -> socket.socket:
 
 def _slow_job(corpus_dir: Path, uri: str) -> dict:
     text = unique((corpus_dir / BIG_CORPUS).read_text())
+    # interactive, so that the editor requests below wait behind it (a batch job would
+    # give way to them: see test_faults.py)
     return {"text": text, "uri": uri, "settings": {"backbone": "pixel", "size": 1536,
                                                    "method": "naive"},
-            "priority": "batch"}
+            "priority": "interactive"}
 
 
 def test_newer_version_supersedes_and_disconnect_cancels(daemon, corpus_dir):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from svgloo.daemon.cache import LRUCache, ResultCache, result_key
 
@@ -37,15 +38,20 @@ def test_result_key_depends_on_every_input():
         assert result_key(**{**base, **change}) != k
 
 
+def fake_result(units: list) -> dict:
+    return {"schema": "svgloo.score/1", "file": "a.svg", "units": units,
+            "summary": {"units": len(units)}}
+
+
 def test_result_cache_persists_and_counts(tmp_path):
     c = ResultCache(tmp_path, memory_items=2)
     assert c.get("ab" * 32) is None
-    c.put("ab" * 32, {"units": [1, 2]})
-    assert c.get("ab" * 32) == {"units": [1, 2]}
+    c.put("ab" * 32, fake_result([1, 2]))
+    assert c.get("ab" * 32) == fake_result([1, 2])
     files = list((tmp_path / "results").rglob("*"))
     assert [f.name for f in files if f.is_file()] == ["ab" * 32 + ".json"]
     fresh = ResultCache(tmp_path)  # a restarted daemon
-    assert fresh.get("ab" * 32) == {"units": [1, 2]}
+    assert fresh.get("ab" * 32) == fake_result([1, 2])
     assert fresh.stats()["disk_hits"] == 1 and fresh.stats()["hits"] == 1
     # a damaged entry is a miss, not a crash
     path = tmp_path / "results" / "cd" / ("cd" * 32 + ".json")
@@ -55,5 +61,32 @@ def test_result_cache_persists_and_counts(tmp_path):
     # the returned dict is a copy
     got = fresh.get("ab" * 32)
     got["units"].append(3)
-    assert fresh.get("ab" * 32) == {"units": [1, 2]}
-    assert json.loads(files[-1].read_text()) == {"units": [1, 2]}
+    assert fresh.get("ab" * 32) == fake_result([1, 2])
+    assert json.loads(files[-1].read_text()) == fake_result([1, 2])
+
+
+@pytest.mark.parametrize("entry", ["{}", "[]", "null", '{"schema": "svgloo.score/1"}',
+                                   '{"schema": "svgloo.score/1", "file": "a.svg", '
+                                   '"units": {}, "summary": {}}'])
+def test_valid_json_that_is_not_a_result_is_a_miss_and_is_removed(tmp_path, entry):
+    path = tmp_path / "results" / "ef" / ("ef" * 32 + ".json")
+    path.parent.mkdir(parents=True)
+    path.write_text(entry)
+    c = ResultCache(tmp_path)
+    assert c.get("ef" * 32) is None
+    assert c.stats()["rejected_entries"] == 1 and c.misses == 1 and c.hits == 0
+    assert not path.exists()  # not read again on the next request
+
+
+def test_unwritable_cache_is_reported_once(tmp_path, caplog):
+    # "results" is a file, so no entry can be written (as with a full or read-only disk,
+    # and unlike chmod it holds for root too)
+    (tmp_path / "results").write_text("")
+    c = ResultCache(tmp_path)
+    with caplog.at_level("WARNING", logger="svgloo.daemon"):
+        c.put("ab" * 32, fake_result([1]))
+        c.put("cd" * 32, fake_result([2]))
+    assert c.get("ab" * 32) == fake_result([1])  # still served from memory
+    assert "cannot write to the result cache" in (c.stats()["write_error"] or "")
+    warnings = [r for r in caplog.records if "result cache" in r.getMessage()]
+    assert len(warnings) == 1

@@ -3,6 +3,7 @@ and ``svgloo watch`` as a process."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
@@ -105,6 +106,71 @@ def test_svgloo_watch_prints_one_line_per_rescore(tmp_path):
         (folder / "bad.svg").write_text("<svg><g></svg>")
         line = proc.stdout.readline()
         assert f"{folder / 'bad.svg'}: error (input)" in line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_hostile_files_are_checked_before_reading(tmp_path):
+    """/dev/zero behind an .svg name, a FIFO, an oversized file and a link out of the
+    folder are reported once each and never read; a link inside the folder is followed."""
+    import resource
+
+    folder = tmp_path / "art"
+    folder.mkdir()
+    outside = tmp_path / "secret.svg"
+    outside.write_text(BILLIARDS.read_text())
+    calls, rescore, deleted = collect()
+
+    def rejected(path, exc):
+        calls.put(("rejected", path, str(exc)))
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    w = Watcher(str(folder), rescore, deleted, debounce_s=0.2, rejected=rejected,
+                max_bytes=64 * 1024).start()
+    try:
+        (folder / "zero.svg").symlink_to("/dev/zero")
+        (folder / "leak.svg").symlink_to(outside)
+        os.mkfifo(folder / "pipe.svg")
+        (folder / "big.svg").write_bytes(b"<svg>" + b" " * (128 * 1024) + b"</svg>")
+        (folder / "ok.svg").write_text(BILLIARDS.read_text())
+        (folder / "alias.svg").symlink_to(folder / "ok.svg")
+        got = {}
+        for kind, path, info in drain(calls):
+            got.setdefault(Path(path).name, []).append((kind, info))
+    finally:
+        w.stop()
+    assert [k for k, _ in got["ok.svg"]] == ["rescore"]
+    assert [k for k, _ in got["alias.svg"]] == ["rescore"]  # a link inside the folder
+    for name, why in (("zero.svg", "out of the watched"), ("pipe.svg", "not a regular file"),
+                      ("big.svg", "the limit is 65536"), ("leak.svg", "out of the watched")):
+        assert [k for k, _ in got[name]] == ["rejected"], name
+        assert why in got[name][0][1], name
+    # nothing was read into memory: the peak stays far below /dev/zero's 8 MB cap x hashing
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024
+
+
+@pytest.mark.slow
+def test_svgloo_watch_reports_a_dev_zero_link_without_reading_it(tmp_path):
+    env = dict(os.environ, SVGLOO_CACHE_DIR=str(tmp_path / "cache"))
+    folder = tmp_path / "art"
+    folder.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "svgloo", "watch", str(folder),
+                             "--backbone", "pixel", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "watching" in proc.stderr.readline()
+        (folder / "zero.svg").symlink_to("/dev/zero")
+        event = json.loads(proc.stdout.readline())
+        assert event["event"] == "error" and event["path"].endswith("zero.svg")
+        assert "out of the watched folder" in event["error"]["message"]
+        (folder / "ball.svg").write_text(BILLIARDS.read_text())
+        event = json.loads(proc.stdout.readline())
+        assert event["event"] == "result" and event["result"]["summary"]["units"] == 5
+        rss_kb = int(next(line.split()[1] for line in
+                          Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                          if line.startswith("VmHWM")))
+        assert rss_kb < 1024 * 1024  # the issue saw 2.2 GB
     finally:
         proc.terminate()
         proc.wait(timeout=30)

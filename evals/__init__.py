@@ -1,0 +1,1 @@
+"""Benchmark evaluation suites behind ``svgloo eval`` (see base.py for the Protocol)."""
