@@ -11,9 +11,10 @@ that are probably unintended, each backed by the engine's renders:
 - ``mostly_hidden``: of what the unit draws alone, at least ``hidden`` (a share) is covered
   by later units. "Drawn alone" is the unit's own layer render (its ancestors' transforms,
   clips and opacity applied); a pixel is covered when the later units' layers, composited
-  in z-order, let at most CHANGED_THRESHOLD/255 of it through, whatever its colour. Later
-  subpaths of the same path do not cover: one path is filled in one go (a later subpath
-  can punch a hole, not paint over).
+  in z-order, let at most CHANGED_THRESHOLD/255 of it through, whatever its colour. A
+  split path covers as drawn (whole: its holes do not cover), and its own subpaths never
+  cover each other: one path is filled in one go. Elements under a group effect do not
+  count as cover (see find_all), so a share can be missed, never invented.
 
 These are Information or Hint, never "harmful". The arrays in are the engine's own renders
 (score.py passes them); the functions here only count pixels.
