@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = [
     "svgloo.cli_batch",
     "svgloo.cli_daemon",
     "svgloo.cli_eval",
+    "svgloo.cli_models",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
 ]
