@@ -105,6 +105,20 @@ def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
     return fn(*args)
 
 
+def default_worker_count() -> int:
+    """Render workers per pool: ``$SVGLOO_RENDER_WORKERS`` when set (e.g. 1 where several
+    svgloo processes share a machine, like a parallel test run or batch workers), else the
+    usable cores, at most 4."""
+    configured = os.environ.get("SVGLOO_RENDER_WORKERS", "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
 _live_pools: weakref.WeakSet = weakref.WeakSet()
 INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt hook
 INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
@@ -122,7 +136,7 @@ class RenderPool:
     enough (see ``shared_pool``)."""
 
     def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS):
-        self.workers = workers or max(1, min(os.cpu_count() or 1, 4))
+        self.workers = workers or default_worker_count()
         self.limits = limits
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+# Under pytest-xdist every test process has its own render pools: one worker each keeps the
+# machine from being oversubscribed (2 cores, 2 test processes), which timing-sensitive
+# limits (render timeouts) would otherwise feel. Subprocesses the tests start inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("SVGLOO_RENDER_WORKERS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
