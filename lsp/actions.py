@@ -108,8 +108,8 @@ def remove_invisible_action(uri: str, version, lines: LineIndex, us: UnitSet, ch
     if k == n:
         title = f"Remove all elements with no visible effect ({n})"
     else:
-        title = (f"Remove {k} of {n} elements with no visible effect (the other {n - k} "
-                 "must stay: removing them too would change the picture)")
+        title = (f"Remove {k} of {n} elements with no visible effect ({n - k} must stay: "
+                 f"removing {'it' if n - k == 1 else 'them'} too would change the picture)")
     return _action(title, uri, version, edits, lines, diagnostics, versioned)
 
 
