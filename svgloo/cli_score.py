@@ -31,6 +31,14 @@ def add_scoring_arguments(p) -> None:
                    help="score compound paths as whole elements")
     p.add_argument("--helpful-threshold", type=float, default=0.005)
     p.add_argument("--harmful-threshold", type=float, default=-0.005)
+    p.add_argument("--speck-threshold", type=float, default=0.0002, metavar="FRACTION",
+                   help="flag a unit as a speck when its visible footprint is at most this "
+                        "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "
+                        "29 px at 384 px; 0 turns specks off)")
+    p.add_argument("--hidden-threshold", type=float, default=0.95, metavar="SHARE",
+                   help="flag a unit as mostly hidden when at least this share of what it "
+                        "draws alone is covered by later elements (default 0.95; above 1 "
+                        "turns it off)")
 
 
 def settings_from_args(args):
@@ -41,7 +49,8 @@ def settings_from_args(args):
                          prompt=getattr(args, "prompt", None),
                          helpful_threshold=args.helpful_threshold,
                          harmful_threshold=args.harmful_threshold, weights=args.weights,
-                         device=args.device, limits=DEFAULT_LIMITS)
+                         device=args.device, speck_threshold=args.speck_threshold,
+                         hidden_threshold=args.hidden_threshold, limits=DEFAULT_LIMITS)
 
 
 def register(sub) -> None:
@@ -133,19 +142,35 @@ def print_table(result: dict, out=sys.stdout) -> None:
         print(f"  warning: {w}", file=out)
     print(file=out)
     print(f"  {'unit':>4}  {'element':<{name_w}}  {'line':>5}  {'delta':>9}  {'verdict':<8}  "
-          f"{'footprint':>9}", file=out)
+          f"{'footprint':>9}  findings", file=out)
     for r in rows:
         fp = f"{r['footprint_pixels']}" if r["visible"] else "invisible"
         print(f"  {r['index']:>4}  {_label(r):<{name_w}}  {r['range']['start']['line'] + 1:>5}"
-              f"  {r['delta']:>+9.5f}  {r['verdict']:<8}  {fp:>9}", file=out)
+              f"  {r['delta']:>+9.5f}  {r['verdict']:<8}  {fp:>9}  {_findings_cell(r)}"
+              .rstrip(), file=out)
     s = result["summary"]
     print(file=out)
     print(f"  {s['units']} units: {s['helpful']} helpful, {s['harmful']} harmful, "
           f"{s['neutral']} neutral; {s['invisible']} with no visible effect", file=out)
+    if "finding_thresholds" in result:
+        th = result["finding_thresholds"]
+        print(f"  findings: {s['specks']} specks (visible on <= {th['speck']:.4%} of the "
+              f"canvas), {s['mostly_hidden']} mostly hidden (>= {th['hidden']:.0%} of what "
+              "they draw alone covered by later elements)", file=out)
     for note in result.get("notes", []):
         print(f"  note: {note}", file=out)
     t = result["timings"]
     print(f"  {t['renders']} renders in {t['total_s']:.2f} s", file=out)
+
+
+def _findings_cell(r: dict) -> str:
+    cells = []
+    for f in r.get("findings", []):
+        if f["kind"] == "mostly_hidden":
+            cells.append(f"hidden {f['hidden_share']:.0%}")
+        else:
+            cells.append(f["kind"])
+    return ", ".join(cells)
 
 
 def _label(r: dict) -> str:
