@@ -129,6 +129,20 @@ def diagnostics_in_range(diagnostics: list[types.Diagnostic],
                                       d.range.end.character - d.range.start.character))
 
 
+def unique(actions: list[types.CodeAction]) -> list[types.CodeAction]:
+    """One action per title: a unit with several diagnostics (no visible effect and
+    mostly hidden) is removed by one entry, which names all of them."""
+    out: dict[str, types.CodeAction] = {}
+    for a in actions:
+        if a.title in out:
+            first = out[a.title]
+            first.diagnostics = (first.diagnostics or []) + (a.diagnostics or [])
+            first.is_preferred = first.is_preferred or a.is_preferred
+        else:
+            out[a.title] = a
+    return list(out.values())
+
+
 def preferred_first(actions: list[types.CodeAction]) -> list[types.CodeAction]:
     """The preferred fix first (stable otherwise)."""
     return sorted(actions, key=lambda a: not a.is_preferred)

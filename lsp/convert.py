@@ -169,9 +169,15 @@ def fix_data(row: dict, lines: LineIndex, version: int | None) -> dict:
             "hash": text_hash(lines.engine_slice(start, end))}
 
 
+# engine/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
+FINDING_SEVERITY = {"speck": types.DiagnosticSeverity.Information,
+                    "mostly_hidden": types.DiagnosticSeverity.Hint}
+
+
 def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions,
                       version: int | None = None) -> list[types.Diagnostic]:
-    """Warnings for harmful units, Unnecessary hints for units with no visible effect."""
+    """Warnings for harmful units, Information/Hint for the engine's findings (specks,
+    mostly hidden units), Unnecessary hints for units with no visible effect."""
     out: list[types.Diagnostic] = []
     ref = (result.get("reference") or {}).get("source", "")
     size = result.get("render_size")
@@ -186,6 +192,15 @@ def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions
                 code="harmful",
                 message=(f"{what} is harmful: delta {delta:+.4f} (removing it brings the "
                          f"picture {-delta:.4f} closer to the reference, {ref})"),
+                data=fix_data(row, lines, version)))
+        for finding in row.get("findings") or []:
+            # Render-proven, weight-free findings (engine/findings.py): never "harmful".
+            kind = finding.get("kind")
+            if kind not in FINDING_SEVERITY:
+                continue
+            out.append(types.Diagnostic(
+                range=rng, severity=FINDING_SEVERITY[kind], source=SOURCE, code=kind,
+                message=f"{what}: {finding.get('message', kind)}",
                 data=fix_data(row, lines, version)))
         if options.invisible and not row.get("visible", True):
             out.append(types.Diagnostic(

@@ -140,6 +140,10 @@ class SvglooServer(LanguageServer):
         super().__init__("svgloo", __version__,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
+        # Defaults with the initialization options: what a client's configuration
+        # section is applied to, whole, each time it is read (a key the client dropped
+        # goes back to its default instead of keeping an old value).
+        self.base_settings = Settings()
         self.docs: dict[str, DocState] = {}
         self.executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=2, thread_name_prefix="svgloo-score")
@@ -372,7 +376,7 @@ class SvglooServer(LanguageServer):
             log.warning("svgloo: workspace/configuration failed: %s", exc)
             return
         if answer:
-            self.settings = self.settings.updated(answer[0])
+            self.settings = self.base_settings.updated(answer[0])
 
     # --- ending -------------------------------------------------------------------------
     def cancel_all(self) -> None:
@@ -504,7 +508,8 @@ def create_server() -> SvglooServer:
     @guarded()
     async def initialize(ls: SvglooServer, params: types.InitializeParams):
         ls.config_ready = asyncio.Event()
-        ls.settings = ls.settings.updated(params.initialization_options)
+        ls.base_settings = Settings().updated(params.initialization_options)
+        ls.settings = ls.base_settings
         ls.watch_client(params.process_id)
 
     @server.feature(types.SHUTDOWN)
@@ -531,7 +536,7 @@ def create_server() -> SvglooServer:
         before = ls.settings
         settings = getattr(params, "settings", None)
         if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
-            ls.settings = ls.settings.updated(settings[SECTION])
+            ls.settings = ls.base_settings.updated(settings[SECTION])
         await ls.pull_configuration()
         if ls.settings == before:
             return  # editors send this right after `initialized`: nothing to redo
@@ -590,7 +595,7 @@ def create_server() -> SvglooServer:
         versioned = ls._cap("workspace", "workspace_edit", "document_changes") is not False
         out = []
         for d in ours:
-            if d.code in ("harmful", "invisible"):
+            if d.code in ("harmful", "invisible", "speck", "mostly_hidden"):
                 a = actions.remove_unit_action(uri, version, lines, us, d, versioned)
             elif d.code == "low-purity":
                 a = actions.split_path_action(uri, version, lines, us, d, versioned)
@@ -609,7 +614,7 @@ def create_server() -> SvglooServer:
                                                         invisible, versioned)
                     if a is not None:
                         out.append(a)
-        return actions.preferred_first(out)
+        return actions.preferred_first(actions.unique(out))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded(None)

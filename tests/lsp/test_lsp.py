@@ -5,6 +5,7 @@ support the pull model's refresh, so pulled purity diagnostics never appeared th
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from pathlib import Path
 
@@ -373,3 +374,37 @@ async def test_bulk_fix_keeps_the_picture(client: LanguageClient, tmp_path):
     fixed = apply_workspace_edit(text, bulk.edit, uri, 1, enc)
     assert GHOST not in fixed and fixed.count("<rect") == 1
     assert np.array_equal(render_rgba(fixed, 192), render_rgba(text, 192))
+
+
+FINDINGS = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">\n'
+            '<rect id="under" x="10" y="0" width="40" height="100" fill="#c00"/>\n'
+            '<rect id="cover" x="10" y="0" width="40" height="98" fill="#06c"/>\n'
+            '<rect id="dot" x="80" y="80" width="0.5" height="0.5" fill="#000"/>\n'
+            '</svg>\n')
+
+
+async def test_findings_without_a_reference(client: LanguageClient, tmp_path):
+    """No reference: nothing is harmful, but a speck and a mostly hidden element are
+    reported (Information, Hint) with their numbers, each with its removal fix."""
+    enc = encoding_of(client)
+    uri = open_doc(client, tmp_path / "findings.svg", FINDINGS)
+    diags = await diagnostics(client, uri, 1)
+    assert not [d for d in diags if d.severity in (types.DiagnosticSeverity.Error,
+                                                   types.DiagnosticSeverity.Warning)], diags
+    by_code = {d.code: d for d in diags}
+    speck, hidden = by_code["speck"], by_code["mostly_hidden"]
+    dot = FINDINGS.index('<rect id="dot"')
+    assert speck.range == span_range(FINDINGS, dot, FINDINGS.index("/>", dot) + 2, enc)
+    assert speck.severity == types.DiagnosticSeverity.Information
+    assert "threshold" in speck.message and any(ch.isdigit() for ch in speck.message)
+    under = FINDINGS.index('<rect id="under"')
+    assert hidden.range.start == position(FINDINGS, under, enc)
+    assert hidden.severity == types.DiagnosticSeverity.Hint
+    # 98 of 100 rows are covered; at 192 px the partly covered rows and the edges'
+    # anti-aliasing count as seen, so the share is between the threshold and 98%.
+    share = float(re.search(r"(\d+\.\d)%", hidden.message).group(1))
+    assert 95.0 <= share <= 98.0, hidden.message
+    [fix] = [a for a in await code_actions(client, uri, speck)
+             if a.title == 'Remove element <rect id="dot">']
+    fixed = apply_workspace_edit(FINDINGS, fix.edit, uri, 1, enc)
+    assert 'id="dot"' not in fixed and fixed.count("<rect") == 2
