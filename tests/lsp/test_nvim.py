@@ -269,3 +269,52 @@ def test_daemon_cold_and_warm(nvim, home):
         shutil.rmtree(run_dir, ignore_errors=True)
     record_times({"daemon cold: open to first diagnostics": times["cold"],
                   "daemon warm: open to first diagnostics": times["warm"]})
+
+
+LEGACY_PROBE = r"""
+vim.cmd.edit(vim.fn.fnameescape(os.getenv('SVGLOO_FILE')))
+local ok = vim.wait(180000, function()
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    if d.severity == vim.diagnostic.severity.WARN then return true end
+  end
+  return false
+end, 50)
+local items = {}
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  table.insert(items, { code = d.code, col = d.col, end_col = d.end_col, severity = d.severity })
+end
+local f = io.open(os.getenv('SVGLOO_OUT'), 'w')
+f:write(vim.json.encode({ ok = ok, items = items }))
+f:close()
+vim.cmd('qa!')
+"""
+
+
+def test_legacy_setup_from_the_readme(nvim, home):
+    """The "Neovim 0.7 to 0.10" snippet of packaging/nvim/README.md (vim.lsp.start_client
+    in an autocmd, no vim.lsp.enable) attaches and shows the stray Warning. Run on 0.11,
+    where start_client still exists; the snippet uses nothing newer than 0.7."""
+    readme = (PACKAGING / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"<!-- nvim-legacy-setup -->\n```lua\n(.*?)```", readme, re.S).group(1)
+    assert "vim.lsp.enable" not in snippet and "vim.lsp.config" not in snippet
+    init = home / "init.lua"
+    init.write_text(snippet.replace("useDaemon = true", "useDaemon = false"), encoding="utf-8")
+    probe = home / "probe.lua"
+    probe.write_text(LEGACY_PROBE, encoding="utf-8")
+    dirty = (EXAMPLES / "billiards-with-stray.svg").read_text(encoding="utf-8")
+    (home / "pool.svg").write_text(dirty, encoding="utf-8")
+    (home / "pool.ref.svg").write_text((EXAMPLES / "billiards.svg").read_text(encoding="utf-8"),
+                                       encoding="utf-8")
+    out = home / "legacy.json"
+    env = {**os.environ, "SVGLOO_FILE": str(home / "pool.svg"), "SVGLOO_OUT": str(out),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "XDG_CONFIG_HOME": str(home / "config"), "XDG_STATE_HOME": str(home / "state")}
+    subprocess.run([nvim, "--headless", "-u", str(init), "-c", f"luafile {probe}"], env=env,
+                   cwd=home, capture_output=True, text=True, timeout=300,
+                   stdin=subprocess.DEVNULL)
+    result = json.loads(out.read_text())
+    assert result["ok"], result
+    start = dirty.index('<rect id="stray"')
+    [warning] = [d for d in result["items"] if d["severity"] == 2]
+    assert warning["code"] == "harmful"
+    assert warning["col"] == byte_col(dirty, start)[1]
