@@ -357,3 +357,21 @@ def test_nvim_check_fails_before_0_11(tmp_path):
 def test_nvim_check_fails_without_the_server(tmp_path):
     result = _run_check(tmp_path, ["/usr/bin", "/bin"])
     assert result.returncode == 1 and "not an executable on PATH" in result.stderr
+
+
+# --- Helix ------------------------------------------------------------------------------
+
+
+def test_helix_languages_toml():
+    import tomllib
+
+    config = tomllib.loads((PACKAGING / "helix" / "languages.toml").read_text(encoding="utf-8"))
+    server = config["language-server"]["svgloo"]
+    assert [server["command"], *server["args"]] == ["svgloo", "lsp"]
+    assert server["config"]["svgloo"] == SERVER_SETTINGS
+    [svg] = config["language"]
+    # Its own language (not "xml", which would start svgloo on every XML file), on the
+    # XML grammar, claiming exactly the .svg extension.
+    assert svg["name"] == "svg" and svg["grammar"] == "xml"
+    assert svg["file-types"] == ["svg"] and svg["language-servers"] == ["svgloo"]
+    assert "svgloo.toml" in svg["roots"]
