@@ -375,3 +375,12 @@ def test_helix_languages_toml():
     assert svg["name"] == "svg" and svg["grammar"] == "xml"
     assert svg["file-types"] == ["svg"] and svg["language-servers"] == ["svgloo"]
     assert "svgloo.toml" in svg["roots"]
+
+
+def test_workspace_trust_restricts_the_command(package_json, config_props):
+    """svgloo.command / svgloo.interpreter choose the program the extension runs, so a
+    workspace that is not trusted must not set them (VS Code then uses the user's values)."""
+    trust = package_json["capabilities"]["untrustedWorkspaces"]
+    assert trust["supported"] == "limited"
+    assert set(trust["restrictedConfigurations"]) == {"svgloo.command", "svgloo.interpreter"}
+    assert all(key in config_props for key in trust["restrictedConfigurations"])
