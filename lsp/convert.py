@@ -169,9 +169,15 @@ def fix_data(row: dict, lines: LineIndex, version: int | None) -> dict:
             "hash": text_hash(lines.engine_slice(start, end))}
 
 
+# engine/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
+FINDING_SEVERITY = {"speck": types.DiagnosticSeverity.Information,
+                    "mostly_hidden": types.DiagnosticSeverity.Hint}
+
+
 def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions,
                       version: int | None = None) -> list[types.Diagnostic]:
-    """Warnings for harmful units, Unnecessary hints for units with no visible effect."""
+    """Warnings for harmful units, Information/Hint for the engine's findings (specks,
+    mostly hidden units), Unnecessary hints for units with no visible effect."""
     out: list[types.Diagnostic] = []
     ref = (result.get("reference") or {}).get("source", "")
     size = result.get("render_size")
@@ -186,6 +192,15 @@ def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions
                 code="harmful",
                 message=(f"{what} is harmful: delta {delta:+.4f} (removing it brings the "
                          f"picture {-delta:.4f} closer to the reference, {ref})"),
+                data=fix_data(row, lines, version)))
+        for finding in row.get("findings") or []:
+            # Render-proven, weight-free findings (engine/findings.py): never "harmful".
+            kind = finding.get("kind")
+            if kind not in FINDING_SEVERITY:
+                continue
+            out.append(types.Diagnostic(
+                range=rng, severity=FINDING_SEVERITY[kind], source=SOURCE, code=kind,
+                message=f"{what}: {finding.get('message', kind)}",
                 data=fix_data(row, lines, version)))
         if options.invisible and not row.get("visible", True):
             out.append(types.Diagnostic(
@@ -242,10 +257,39 @@ def purity_diagnostics(rows: list[dict], lines: LineIndex, options: DiagnosticOp
     return out
 
 
+# libxml2 names the element left open: "... tag mismatch: rect line 3 and svg" or
+# "Premature end of data in tag g line 1" (1-based line of the element's start tag).
+_UNCLOSED = re.compile(r"(?:tag mismatch: |end of data in tag )([\w:.-]+) line (\d+)")
+_TOKEN = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^>]*>"
+                    r"|</([\w:.-]+)\s*>|<([\w:.-]+)(?:\s[^>]*?)?(/?)>", re.S)
+
+
+def unclosed_tag_span(text: str, name: str, line: int, until: int) -> tuple[int, int] | None:
+    """Offsets of ``<name`` for the element named ``name`` whose start tag is on ``line``
+    (0-based) and that is still open at offset ``until``: where a malformed-XML error
+    belongs, rather than on the closing tag where the parser noticed it."""
+    stack: list[tuple[str, int]] = []
+    for m in _TOKEN.finditer(text, 0, until):
+        if m.group(1):
+            for k in range(len(stack) - 1, -1, -1):
+                if stack[k][0] == m.group(1):
+                    del stack[k:]
+                    break
+        elif m.group(2) and not m.group(3):
+            stack.append((m.group(2), m.start()))
+    for tag, start in reversed(stack):
+        if tag == name and text.count("\n", 0, start) == line:
+            return start, start + 1 + len(name)
+    return None
+
+
 def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
-    """The single Error for a document the engine refused (malformed, not SVG, limits)."""
+    """The single Error for a document the engine refused (malformed, not SVG, limits).
+    A malformed-XML error goes on the start tag of the element left open when the
+    parser names one, else where the parser stopped."""
     line = getattr(exc, "line", None)
     column = getattr(exc, "column", None)
+    message = getattr(exc, "message", None) or str(exc)
     if line is None:
         start = lines.position(lines.base)
     else:
@@ -254,7 +298,12 @@ def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
     end_offset = begin
     if begin < len(lines.text) and lines.text[begin] not in "\r\n":
         end_offset = begin + 1
-    message = getattr(exc, "message", None) or str(exc)
+    unclosed = _UNCLOSED.search(message)
+    if unclosed:
+        span = unclosed_tag_span(lines.text, unclosed.group(1), int(unclosed.group(2)) - 1,
+                                 end_offset if "end of data" in message else begin)
+        if span is not None:
+            start, end_offset = lines.position(span[0]), span[1]
     return types.Diagnostic(range=types.Range(start=start, end=lines.position(end_offset)),
                             severity=types.DiagnosticSeverity.Error, source=SOURCE,
                             code=type(exc).__name__, message=message)

@@ -92,8 +92,29 @@ def test_error_diagnostic_at_parse_error():
         etree.fromstring(text.encode())
     d = error_diagnostic(info.value, LineIndex(text, UTF16))
     assert d.severity == types.DiagnosticSeverity.Error
-    assert d.range.start.line == lx.value.lineno - 1
+    assert lx.value.lineno - 1 == 2  # where libxml2 noticed: </svg>
+    # Where the error is: the <rect> left open, after a title holding an astral
+    # character (2 UTF-16 code units).
+    line1 = text.split("\n")[1]
+    col = len(line1[:line1.index("<rect")].encode("utf-16-le")) // 2
+    assert (d.range.start.line, d.range.start.character) == (1, col)
+    assert (d.range.end.line, d.range.end.character) == (1, col + len("<rect"))
     assert "malformed XML" in d.message
+
+
+def test_unclosed_tag_in_a_one_line_file():
+    from svgloo.lsp.convert import unclosed_tag_span
+
+    text = ('<svg xmlns="http://www.w3.org/2000/svg"><g><!-- <g> --><rect/></g>'
+            '<g id="open"><rect/></svg>')
+    with pytest.raises(InputError) as info:
+        parse_document(text, "bad.svg")
+    d = error_diagnostic(info.value, LineIndex(text, UTF16))
+    at = text.index('<g id="open"')
+    assert (d.range.start.character, d.range.end.character) == (at, at + 2)
+    end = text.index("</svg>")
+    assert unclosed_tag_span(text, "g", 0, end) == (at, at + 2)
+    assert unclosed_tag_span(text, "g", 1, end) is None
 
 
 def test_split_path_keeps_stroke_render(corpus_dir):
@@ -157,7 +178,13 @@ def test_remove_all_invisible_is_one_non_overlapping_edit_set():
     assert len(hints) == 2
     assert all(d.tags == [types.DiagnosticTag.Unnecessary] for d in hints)
     us = extract_units(parse_document(text, "<ghosts>"))
-    action = actions.remove_invisible_action("file:///g.svg", 4, lines, us, run.result, hints)
+    from svgloo.engine.removal import check_removal
+
+    candidates = actions.invisible_units(us, run.result)
+    assert len(candidates) == 2
+    check = check_removal(us, candidates, size=96)
+    assert check.complete
+    action = actions.remove_invisible_action("file:///g.svg", 4, lines, us, check, hints)
     assert action is not None and "(2)" in action.title
     edits = action.edit.document_changes[0].edits
     offsets = [(lines.offset(e.range.start), lines.offset(e.range.end)) for e in edits]

@@ -303,3 +303,84 @@ def test_packaging_readme_sections():
         assert any(h.startswith(name) for h in headings), name
     assert "systemctl --user enable --now svgloo-daemon.service" in readme
     assert "vim.lsp.enable('svgloo')" in readme
+
+
+# --- packaging/nvim/check.lua: fails when the setup would -------------------------------
+
+NVIM_CHECK_LUA = PACKAGING / "nvim" / "check.lua"
+
+
+def _nvim() -> str | None:
+    import sys
+
+    local = Path(sys.executable).with_name("nvim")
+    return str(local) if local.is_file() else shutil.which("nvim")
+
+
+def _run_check(tmp_path, path_dirs: list[str], pre: list[str] = (), env: dict | None = None):
+    import sys
+
+    nvim = _nvim()
+    if nvim is None:
+        pytest.skip("nvim not installed")
+    run_env = {**os.environ, **(env or {}), "PATH": os.pathsep.join(path_dirs),
+               "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)}
+    argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE"]
+    for cmd in pre:
+        argv += ["-c", cmd]
+    argv += ["-c", f"luafile {NVIM_CHECK_LUA}"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=run_env,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_nvim_check_passes_with_svgloo_on_path(tmp_path):
+    import sys
+
+    result = _run_check(tmp_path, [str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    assert result.returncode == 0, result.stderr
+    assert "server `svgloo lsp` found" in result.stdout
+
+
+def test_nvim_check_fails_before_0_11(tmp_path):
+    """Neovim 0.7.2 (Debian 12) has no vim.lsp.enable; removing it stands in for it."""
+    import sys
+
+    venv = str(Path(sys.executable).parent)
+    result = _run_check(tmp_path, [venv, "/usr/bin", "/bin"], pre=["lua vim.lsp.enable = nil"])
+    assert result.returncode == 1
+    assert "0.7 to 0.10" in result.stderr
+    legacy = _run_check(tmp_path, [venv, "/usr/bin", "/bin"], pre=["lua vim.lsp.enable = nil"],
+                        env={"SVGLOO_NVIM_SETUP": "legacy"})
+    assert legacy.returncode == 0, legacy.stderr
+
+
+def test_nvim_check_fails_without_the_server(tmp_path):
+    result = _run_check(tmp_path, ["/usr/bin", "/bin"])
+    assert result.returncode == 1 and "not an executable on PATH" in result.stderr
+
+
+# --- Helix ------------------------------------------------------------------------------
+
+
+def test_helix_languages_toml():
+    import tomllib
+
+    config = tomllib.loads((PACKAGING / "helix" / "languages.toml").read_text(encoding="utf-8"))
+    server = config["language-server"]["svgloo"]
+    assert [server["command"], *server["args"]] == ["svgloo", "lsp"]
+    assert server["config"]["svgloo"] == SERVER_SETTINGS
+    [svg] = config["language"]
+    # Its own language (not "xml", which would start svgloo on every XML file), on the
+    # XML grammar, claiming exactly the .svg extension.
+    assert svg["name"] == "svg" and svg["grammar"] == "xml"
+    assert svg["file-types"] == ["svg"] and svg["language-servers"] == ["svgloo"]
+    assert "svgloo.toml" in svg["roots"]
+
+
+def test_workspace_trust_restricts_the_command(package_json, config_props):
+    """svgloo.command / svgloo.interpreter choose the program the extension runs, so a
+    workspace that is not trusted must not set them (VS Code then uses the user's values)."""
+    trust = package_json["capabilities"]["untrustedWorkspaces"]
+    assert trust["supported"] == "limited"
+    assert set(trust["restrictedConfigurations"]) == {"svgloo.command", "svgloo.interpreter"}
+    assert all(key in config_props for key in trust["restrictedConfigurations"])
