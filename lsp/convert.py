@@ -300,8 +300,11 @@ def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
         end_offset = begin + 1
     unclosed = _UNCLOSED.search(message)
     if unclosed:
+        # Scan up to the tag at which the parser noticed (lxml's column may point just past
+        # it), so that tag's own close does not count.
+        noticed = max(lines.text.rfind("<", 0, begin + 1), 0)
         span = unclosed_tag_span(lines.text, unclosed.group(1), int(unclosed.group(2)) - 1,
-                                 end_offset if "end of data" in message else begin)
+                                 end_offset if "end of data" in message else noticed)
         if span is not None:
             start, end_offset = lines.position(span[0]), span[1]
     return types.Diagnostic(range=types.Range(start=start, end=lines.position(end_offset)),
