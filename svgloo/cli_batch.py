@@ -17,8 +17,9 @@ def register(sub) -> None:
     p.add_argument("dir", help="folder of SVG files")
     p.add_argument("--out", default="svgloo-batch",
                    help="output folder (default ./svgloo-batch)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (each renders with one engine worker)")
+    p.add_argument("--workers", type=int, default=default_workers(),
+                   help="worker processes, each rendering with one engine worker (default: "
+                        f"one per CPU core, here {default_workers()})")
     p.add_argument("--structure", action="store_true", help="also run structure analysis")
     p.add_argument("--no-score", dest="score", action="store_false",
                    help="skip leave-one-out scoring (with --structure)")
@@ -30,6 +31,16 @@ def register(sub) -> None:
                    help="re-run files whose previous row is an error")
     add_scoring_arguments(p)
     p.set_defaults(func=run)
+
+
+def default_workers() -> int:
+    """One batch worker per core this process may use."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def run(args) -> int:
@@ -48,10 +59,12 @@ def run(args) -> int:
     counts = run_batch(files, args.out, settings_from_args(args), do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty())
+    from svgloo.cli_score import plural
+
     fps = counts["files_per_second"]
-    print(f"{counts['files']} files: {counts['ok']} ok, {counts['error']} errors, "
-          f"{counts['skipped']} skipped (already done) in {counts['seconds']:.1f} s"
-          + (f" ({fps:.2f} files/s with {args.workers} worker"
-             f"{'s' if args.workers > 1 else ''})" if fps else ""))
+    print(f"{plural(counts['files'], 'file')}: {counts['ok']} ok, "
+          f"{plural(counts['error'], 'error')}, {counts['skipped']} skipped (already done) "
+          f"in {counts['seconds']:.1f} s"
+          + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')})" if fps else ""))
     print(f"results: {args.out}/results.jsonl, summary: {args.out}/summary.csv")
     return 1 if counts["error"] else 0
