@@ -31,6 +31,7 @@ METRIC_HELP = {
                  "own (lower is better)",
 }
 MAX_RECENT = 10
+LONG_LINE = 200  # source lines longer than this are cut in the source view
 CHANGED = 12 / 255
 _LINES = re.compile(r"\r\n|\r|\n")  # the engine's line breaks
 
@@ -95,6 +96,9 @@ class ViewerWindow(QMainWindow):
         self.session: FileSession | None = None
         self.job: ScoreJob | None = None
         self._rescore_pending = False
+        self.scoring_failed = False
+        self.selection = None       # see _set_selection
+        self._syncing = False
         self._known_bytes: set[bytes] = set()
         self.watcher = None
         self.layer_cache: dict = {}
@@ -334,6 +338,7 @@ class ViewerWindow(QMainWindow):
         self.analysis = None
         self.session = None
         self.structure = None
+        self.scoring_failed = False
         self.layer_cache = {}
         self._known_bytes = set()
         self._restore_key = None
@@ -390,6 +395,7 @@ class ViewerWindow(QMainWindow):
             self.rescore()
 
     def _on_failed(self, message: str) -> None:
+        self.scoring_failed = True
         self.show_error(message)
         self.status_label.setText("scoring failed")
 
@@ -403,9 +409,22 @@ class ViewerWindow(QMainWindow):
         self.error_banner.clear()
         self.error_banner.hide()
 
+    def _forget_failure(self) -> None:
+        self.scoring_failed = False
+        self.clear_error()
+        if self.analysis is not None:
+            self.status_label.setText(self._status_text(self.analysis.run.result))
+
+    def _status_text(self, res: dict) -> str:
+        ref = res["reference"]
+        return (f"{self.path.name}: {res['backbone']} backbone vs {ref['kind']} reference "
+                f"({ref.get('source')}); {res['timings']['total_s']:.2f}s"
+                + ("; " + "; ".join(res["notes"]) if res["notes"] else ""))
+
     def _on_scored(self, analysis: Analysis) -> None:
         if self.path is None or analysis.path != self.path:
             return  # a file that is no longer open
+        self.scoring_failed = False
         self.clear_error()
         prev_key = self._restore_key or self.selected_key()
         self.analysis = analysis
@@ -419,7 +438,8 @@ class ViewerWindow(QMainWindow):
         self.act_undo.setEnabled(self.session.can_undo())
         run = analysis.run
         res = run.result
-        self.view.set_image(run.loo.full)
+        self.view.set_image(run.loo.full, (run.doc.text, str(analysis.path),
+                                           self.base_settings.limits))
         rows = []
         for r in res["units"]:
             rows.append({**r, "line": r["range"]["start"]["line"] + 1, "primary": None,
@@ -431,15 +451,11 @@ class ViewerWindow(QMainWindow):
         self.summary_label.setText(f"{s['units']} units: {s['helpful']} helpful, "
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
                                    f"{s['invisible']} invisible")
-        ref = res["reference"]
-        self.status_label.setText(f"{self.path.name}: {res['backbone']} backbone vs "
-                                  f"{ref['kind']} reference ({ref.get('source')}); "
-                                  f"{res['timings']['total_s']:.2f}s"
-                                  + ("; " + "; ".join(res["notes"]) if res["notes"] else ""))
+        self.status_label.setText(self._status_text(res))
+        self.status_label.setToolTip(self.status_label.text())
         self._restore_key = None
         if not (prev_key and self.select_key(prev_key)):
-            self.view.set_overlay(None)
-            self.source_view.clear()
+            self._set_selection(None)
         self.analysisReady.emit()
 
     # ------------------------------------------------------------ concepts
@@ -506,8 +522,17 @@ class ViewerWindow(QMainWindow):
         self.model.set_concepts(per_unit)
 
     def _concept_selected(self, row: int) -> None:
-        if self.structure is None or row < 0:
+        """The concept list's current row changed: the concept becomes the selection (the
+        units table is cleared, so table and picture never disagree)."""
+        if self._syncing:
             return
+        if self.structure is None or row < 0:
+            if self.selection and self.selection[0] == "concept":
+                self._set_selection(None)
+            return
+        self._set_selection(("concept", row))
+
+    def _draw_concept(self, row: int) -> None:
         heat = np.asarray(self.structure.heatmaps[row], dtype=np.float32)
         full = self.analysis.run.loo.full if self.analysis else None
         if full is not None and heat.shape != full.shape[:2]:
@@ -545,75 +570,132 @@ class ViewerWindow(QMainWindow):
                           if r["index"] == index and r["tag"] == tag), None)
         if match is None:
             return False
-        self.select_unit(match["index"])
-        return True
+        return self.select_unit(match["index"], reveal=False)
 
-    def select_unit(self, unit: int) -> None:
+    def select_unit(self, unit: int, reveal: bool = True) -> bool:
+        """Select a unit in the table (and so in the picture). A unit the filter hides is
+        shown by switching to "All units" when ``reveal``; otherwise it stays unselected
+        (restoring a selection after a re-score must not undo the reviewer's filter)."""
         src_row = next((k for k, r in enumerate(self.model.rows) if r["index"] == unit), None)
         if src_row is None:
-            return
+            return False
         pidx = self.proxy.mapFromSource(self.model.index(src_row, 0))
-        if not pidx.isValid():  # filtered out: show everything
+        if not pidx.isValid():
+            if not reveal:
+                return False
             self.filter_combo.setCurrentIndex(self.filter_combo.findData("all"))
             pidx = self.proxy.mapFromSource(self.model.index(src_row, 0))
         self.table.selectionModel().select(
             pidx, QItemSelectionModel.SelectionFlag.ClearAndSelect
             | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(pidx)
+        return True
 
     def _selection_changed(self, *_):
+        """The table's selection changed (a click, select_unit, or a model reset)."""
+        if self._syncing:
+            return
         unit = self.selected_unit()
-        if unit is None or self.analysis is None:
+        if unit is None:
+            if self.selection is None or self.selection[0] == "unit":
+                self._set_selection(None)
+            return
+        self._set_selection(("unit", unit))
+
+    def selected_concept(self) -> int | None:
+        return self.selection[1] if self.selection and self.selection[0] == "concept" else None
+
+    def _set_selection(self, selection) -> None:
+        """The one selection state: None, ("unit", index) or ("concept", row). It sets the
+        table, the concept list, the picture's overlay and the source view together."""
+        self.selection = selection
+        self._syncing = True
+        try:
+            if selection is None or selection[0] != "unit":
+                self.table.selectionModel().clearSelection()
+            if selection is None or selection[0] != "concept":
+                self.concept_list.setCurrentRow(-1)
+        finally:
+            self._syncing = False
+        if selection is None or self.analysis is None:
             self.view.set_overlay(None)
             self.source_view.clear()
             return
+        kind, index = selection
+        if kind == "concept":
+            self._draw_concept(index)
+            self.source_view.clear()
+            self.source_view.setPlaceholderText("a concept is selected: pick a unit to see "
+                                                "its source")
+            return
         run = self.analysis.run
-        fp = run.footprint(unit)
-        box = nonzero_box(fp > CHANGED) or nonzero_box(fp > 0) or run.loo.patches[unit].box
+        fp = run.footprint(index)
+        box = nonzero_box(fp > CHANGED) or nonzero_box(fp > 0) or run.loo.patches[index].box
         self.view.set_overlay(heat_overlay(fp), box)
-        self._show_source(unit)
+        self._show_source(index)
 
     def _show_source(self, unit: int) -> None:
-        """The element's exact source span with line numbers, plus two lines of context
-        each side (long context lines are cut; one-line files show just the span)."""
+        """The element's lines with line numbers and two lines of context each side, all
+        with one gutter so the columns line up; the element's lines are tinted and the
+        unit's own characters (a subpath's, say) marked. Lines longer than LONG_LINE (a
+        one-line file) are shown from the element's start, with '…' for what is cut."""
         run = self.analysis.run
         doc = run.doc
         u = run.units.units[unit]
         el = doc.elements[u.element]
-        line0 = doc.position(el.start)[0]
-        line1 = doc.position(max(el.start, el.end - 1))[0]
         lines = _LINES.split(doc.text)
+        line0, col0 = doc.position(el.start)
+        line1, _ = doc.position(max(el.start, el.end - 1))
         first, last = max(0, line0 - 2), min(len(lines) - 1, line1 + 2)
-        u0, u1 = doc.position(u.start)[0], doc.position(max(u.start, u.end - 1))[0]
         width = len(str(last + 1))
-
-        def cut(text: str) -> str:
-            return text if len(text) <= 160 else text[:160] + " …"
-
-        shown, marked = [], []
-        for n in range(first, line0):
-            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
-        start_col = doc.position(el.start)[1]
-        span_lines = _LINES.split(doc.text[el.start:el.end])
-        for k, text in enumerate(span_lines):
-            n = line0 + k
-            if k == 0 and start_col:
-                text = ("… " if start_col > 0 else "") + text
-            marked.append(len(shown))
-            shown.append(f"{'>' if u0 <= n <= u1 else ' '}{n + 1:>{width}} | {text}")
-        for n in range(line1 + 1, last + 1):
-            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
+        shown, tinted, marks = [], [], []
+        for n in range(first, last + 1):
+            text = lines[n]
+            line_start = doc.offset(n, 0)
+            inside = line0 <= n <= line1
+            lo, hi = 0, len(text)
+            if len(text) > LONG_LINE:
+                if inside:
+                    # from the element's start (on its first line) to its end, capped
+                    lo = col0 if n == line0 else 0
+                    hi = min(len(text), max(lo, el.end - line_start), lo + 4 * LONG_LINE)
+                else:
+                    hi = LONG_LINE
+            gutter = f"{'>' if inside else ' '}{n + 1:>{width}} | " + ("… " if lo else "")
+            body = text[lo:hi] + (" …" if hi < len(text) else "")
+            if inside:
+                tinted.append(len(shown))
+                a = max(u.start, line_start + lo) - line_start - lo
+                b = min(u.end, line_start + hi) - line_start - lo
+                if b > a:
+                    marks.append((len(shown), len(gutter) + a, len(gutter) + b))
+            shown.append(gutter + body)
         self.source_view.setPlainText("\n".join(shown))
-        fmt = QTextCharFormat()
-        fmt.setBackground(QColor("#fff3c4"))
-        fmt.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
+        line_fmt = QTextCharFormat()
+        line_fmt.setBackground(QColor("#fff3c4"))
+        line_fmt.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
+        unit_fmt = QTextCharFormat()
+        unit_fmt.setBackground(QColor("#ffd76e"))
         sels = []
-        for k in marked:
+        document = self.source_view.document()
+        for k in tinted:
             sel = QTextEdit.ExtraSelection()
-            sel.format = fmt
-            sel.cursor = QTextCursor(self.source_view.document().findBlockByNumber(k))
+            sel.format = line_fmt
+            sel.cursor = QTextCursor(document.findBlockByNumber(k))
+            sels.append(sel)
+        for k, a, b in marks:
+            cur = QTextCursor(document.findBlockByNumber(k))
+            block_start = cur.position()
+            cur.setPosition(block_start + a)
+            cur.setPosition(block_start + b, QTextCursor.MoveMode.KeepAnchor)
+            sel = QTextEdit.ExtraSelection()
+            sel.format = unit_fmt
+            sel.cursor = cur
             sels.append(sel)
         self.source_view.setExtraSelections(sels)
+        if tinted:
+            self.source_view.setTextCursor(QTextCursor(document.findBlockByNumber(tinted[0])))
+            self.source_view.centerCursor()
 
     def unit_at_pixel(self, x: int, y: int) -> int | None:
         """The unit whose footprint is strongest at image pixel (x, y)."""
@@ -695,6 +777,12 @@ class ViewerWindow(QMainWindow):
             current = self.path.read_bytes()
         except OSError:
             return  # mid-save (deleted before the rename); the rename will come
+        if (self.scoring_failed and self.analysis is not None and self.job is None
+                and current == self.analysis.raw):
+            # back to the exact bytes of the last good analysis (an editor's undo): that
+            # analysis is valid again, so the failure no longer applies
+            self._forget_failure()
+            return
         if current in self._known_bytes and self.job is None:
             return
         self._known_bytes.add(current)
