@@ -33,7 +33,7 @@ def qimage_rgba(arr: np.ndarray) -> QImage:
 VEIL_ALPHA = 150  # the white veil that dims everything outside the heat
 
 
-def heat_overlay(heat: np.ndarray, max_alpha: float = 0.9) -> np.ndarray:
+def heat_overlay(heat: np.ndarray, max_alpha: float = 1.0) -> np.ndarray:
     """RGBA uint8 overlay of a [0,1] map: a white veil dims the render where the map is 0;
     where it is not, 'inferno' colours (purple to orange, strong to the peak) show through."""
     from matplotlib import colormaps
@@ -45,8 +45,10 @@ def heat_overlay(heat: np.ndarray, max_alpha: float = 0.9) -> np.ndarray:
     on = heat > 0
     colours = colormaps["inferno"](0.25 + 0.6 * norm[on])[:, :3] * 255
     rgba[on, :3] = colours.astype(np.uint8)
-    alpha = np.clip(0.35 + norm[on] * 1.5, 0, 1) * max_alpha * 255
-    rgba[on, 3] = np.maximum(alpha, VEIL_ALPHA).astype(np.uint8)
+    # translucent enough that the crisp picture's edges show through the (analysis-
+    # resolution) heat when zoomed in
+    alpha = (0.3 + 0.45 * np.clip(norm[on] * 1.5, 0, 1)) * max_alpha * 255
+    rgba[on, 3] = alpha.astype(np.uint8)
     return rgba
 
 

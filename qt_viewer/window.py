@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import re
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from PyQt6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, Q
 
 from .edits import FileSession
 from .images import ImageView, heat_overlay, nonzero_box
-from .models import FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
+from .models import CONCEPT_COLUMN, FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
 from .worker import Analysis, ConceptsOutcome, ScoreJob
 
 METRIC_HELP = {
@@ -37,32 +38,33 @@ _LINES = re.compile(r"\r\n|\r|\n")  # the engine's line breaks
 
 
 def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None = None,
-                    path=None) -> bytes:
-    """The units x concepts attribution matrix as a labelled heatmap (PNG bytes); also
-    written to ``path`` when given."""
+                    path=None, width_px: int = 600, height_px: int = 380) -> bytes:
+    """The units x concepts attribution matrix as a labelled heatmap (PNG bytes) sized to
+    ``width_px`` x ``height_px`` with every label inside; also written to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
+    from svgloo.structure.plots import _short, display_name
+
     A = np.asarray(structure_result.get("attribution") or [[0.0]], dtype=float)
     if A.ndim != 2 or A.size == 0:
         A = np.zeros((1, 1))
-    concepts = [c["name"] for c in structure_result.get("concepts", [])] or ["-"]
+    concepts = [_short(display_name(c["name"]), 22)
+                for c in structure_result.get("concepts", [])] or ["-"]
     units = [u["index"] for u in structure_result.get("units", [])] or list(range(A.shape[0]))
     labels = [(unit_labels or {}).get(i, f"#{i}") for i in units][:A.shape[0]]
-    h = min(14.0, 1.6 + 0.18 * A.shape[0])
-    w = min(12.0, 2.6 + 0.45 * A.shape[1])
-    fig = Figure(figsize=(w, h), dpi=100)
+    fig = Figure(figsize=(width_px / 100, height_px / 100), dpi=100)
     ax = fig.add_subplot(111)
     im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
-    ax.set_xticks(range(A.shape[1]), concepts[:A.shape[1]], rotation=45, ha="right",
+    ax.set_xticks(range(A.shape[1]), concepts[:A.shape[1]], rotation=30, ha="right",
                   fontsize=7)
-    step = max(1, A.shape[0] // 60)
+    step = max(1, math.ceil(A.shape[0] / 24))  # at most 24 unit labels
     ax.set_yticks(range(0, A.shape[0], step), labels[::step], fontsize=6)
-    ax.set_xlabel("concept")
-    ax.set_ylabel("unit")
-    ax.set_title(f"{Path(structure_result.get('file', '')).name}: attribution", fontsize=8)
+    ax.set_ylabel("unit" + (f" (every {step}th labelled)" if step > 1 else ""), fontsize=7)
+    ax.set_title(f"{Path(structure_result.get('file', '')).name}: attribution of each unit "
+                 "to each concept", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.05)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -146,6 +148,7 @@ class ViewerWindow(QMainWindow):
         self.reference_edit.editingFinished.connect(self._settings_edited)
         tb.addWidget(self.reference_edit)
         browse = QPushButton("…")
+        browse.setFixedWidth(32)
         browse.setToolTip("choose a reference image or SVG")
         browse.clicked.connect(self._browse_reference)
         tb.addWidget(browse)
@@ -216,8 +219,14 @@ class ViewerWindow(QMainWindow):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # the concept (last) column takes what is left and elides: every other column,
+        # purity included, stays whole at 1280x800
+        header.setSectionResizeMode(CONCEPT_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         vsplit = QSplitter(Qt.Orientation.Vertical)
         vsplit.addWidget(self.table)
@@ -240,7 +249,7 @@ class ViewerWindow(QMainWindow):
         self.concepts_status.setWordWrap(True)
         cl.addWidget(self.concepts_status)
         self.concept_list = QListWidget()
-        self.concept_list.setMaximumHeight(150)
+        self.concept_list.setMaximumHeight(120)
         self.concept_list.currentRowChanged.connect(self._concept_selected)
         cl.addWidget(self.concept_list)
         self.metrics_label = QLabel()
@@ -250,6 +259,7 @@ class ViewerWindow(QMainWindow):
         self.attribution_label = QLabel()
         self.attribution_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         scroll = QScrollArea()
+        self.attribution_scroll = scroll
         scroll.setWidget(self.attribution_label)
         scroll.setWidgetResizable(True)
         cl.addWidget(scroll, 1)
@@ -416,10 +426,16 @@ class ViewerWindow(QMainWindow):
             self.status_label.setText(self._status_text(self.analysis.run.result))
 
     def _status_text(self, res: dict) -> str:
+        """One short line (the full reference source and the notes go to the tooltip)."""
         ref = res["reference"]
-        return (f"{self.path.name}: {res['backbone']} backbone vs {ref['kind']} reference "
-                f"({ref.get('source')}); {res['timings']['total_s']:.2f}s"
-                + ("; " + "; ".join(res["notes"]) if res["notes"] else ""))
+        return (f"{self.path.name}: {res['backbone']} backbone vs {ref['kind']} reference; "
+                f"scored in {res['timings']['total_s']:.1f} s"
+                + (f"; {len(res['notes'])} note{'s' if len(res['notes']) > 1 else ''} "
+                   "(hover)" if res["notes"] else ""))
+
+    def _status_tip(self, res: dict) -> str:
+        ref = res["reference"]
+        return "\n".join([f"reference: {ref['kind']} ({ref.get('source')})"] + res["notes"])
 
     def _on_scored(self, analysis: Analysis) -> None:
         if self.path is None or analysis.path != self.path:
@@ -442,7 +458,8 @@ class ViewerWindow(QMainWindow):
                                            self.base_settings.limits))
         rows = []
         for r in res["units"]:
-            rows.append({**r, "line": r["range"]["start"]["line"] + 1, "primary": None,
+            rows.append({**r, "line": r["range"]["start"]["line"] + 1,
+                         "column": r["range"]["start"]["character"] + 1, "primary": None,
                          "purity": None})
         self.model.set_rows(rows)
         if self.structure is not None:
@@ -452,7 +469,7 @@ class ViewerWindow(QMainWindow):
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
                                    f"{s['invisible']} invisible")
         self.status_label.setText(self._status_text(res))
-        self.status_label.setToolTip(self.status_label.text())
+        self.status_label.setToolTip(self._status_tip(res))
         self._restore_key = None
         if not (prev_key and self.select_key(prev_key)):
             self._set_selection(None)
@@ -472,9 +489,11 @@ class ViewerWindow(QMainWindow):
         self.concepts_status.setText(f"{len(res.get('concepts', []))} concepts "
                                      f"({res.get('definitions', '')} definitions); select one "
                                      "to see its heatmap over the render")
+        from svgloo.structure.plots import display_name, units_text
+
         for c in res.get("concepts", []):
-            self.concept_list.addItem(f"{c['name']}  ({c.get('source', '')}, "
-                                      f"{len(c.get('units', []))} elements)")
+            self.concept_list.addItem(f"{display_name(c['name'])}  ({c.get('source', '')}; "
+                                      f"{units_text(c.get('units', []), 60)})")
         lines = []
         for name, value in (res.get("metrics") or {}).items():
             shown = "—" if value is None else f"{value:.3f}" if isinstance(value, float) \
@@ -482,7 +501,11 @@ class ViewerWindow(QMainWindow):
             lines.append(f"<b>{name}</b> {shown}: {METRIC_HELP.get(name, '')}")
         self.metrics_label.setText("<br>".join(lines))
         try:
-            png = attribution_png(res, self._unit_labels(outcome.run))
+            # sized from the tab panel (the scroll area has no size while its tab is
+            # hidden): the panel's width, and what the list and metrics leave of its height
+            png = attribution_png(res, self._unit_labels(outcome.run),
+                                  width_px=max(420, self.tabs.width() - 48),
+                                  height_px=max(280, min(480, self.tabs.height() - 330)))
             pm = QPixmap()
             pm.loadFromData(png, "PNG")
             self.attribution_label.setPixmap(pm)
@@ -502,6 +525,8 @@ class ViewerWindow(QMainWindow):
     def _apply_structure_to_rows(self) -> None:
         if self.structure is None or self.analysis is None:
             return
+        from svgloo.structure.plots import display_name
+
         res = self.structure.result
         names = [c["name"] for c in res.get("concepts", [])]
         by_element = {}
@@ -512,7 +537,7 @@ class ViewerWindow(QMainWindow):
         for u in res.get("units", []):
             primary = u.get("primary")
             if isinstance(primary, int) and 0 <= primary < len(names):
-                primary = names[primary]
+                primary = display_name(names[primary])
             element = sunits[u["index"]].element if sunits is not None else u["index"]
             by_element[element] = (primary, u.get("purity"))
         per_unit = {}
