@@ -14,6 +14,8 @@ import numpy as np
 from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError, LimitError
+from svgloo.engine.findings import (HIDDEN_DEFAULT, SPECK_DEFAULT, FindingThresholds,
+                                    count_findings, find_all)
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
@@ -36,6 +38,8 @@ class ScoreSettings:
     harmful_threshold: float = -0.005
     weights: str | None = None
     device: str | None = None
+    speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
+    hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
     limits: Limits = field(default=DEFAULT_LIMITS)
 
     def key(self) -> dict:
@@ -106,6 +110,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                                     f"text ({spec.source}); use --backbone clip or give a "
                                     "reference image")
 
+    # Findings render units alone; a shared cache reuses loo_fast's single-unit layers.
+    layer_cache = {} if layer_cache is None else layer_cache
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, progress,
                         layer_cache=layer_cache)
     t_score = time.perf_counter()
@@ -133,6 +139,13 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
             "delta": round(delta, 6), "verdict": verdict(delta, settings),
             "footprint_pixels": fp_pixels, "visible": fp_pixels > 0,
         })
+    t_findings = time.perf_counter()
+    thresholds = FindingThresholds(settings.speck_threshold, settings.hidden_threshold)
+    found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
+                     limits, pool, thresholds, layer_cache)
+    for row, findings in zip(unit_rows, found):
+        row["findings"] = findings
+    t_findings = time.perf_counter() - t_findings
     notes = []
     if spec.kind == "self":
         notes.append("self-analysis: the reference is the full render, so no unit can be "
@@ -149,15 +162,17 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         "subpaths": settings.subpaths,
         "thresholds": {"helpful": settings.helpful_threshold,
                        "harmful": settings.harmful_threshold},
+        "finding_thresholds": thresholds.to_json(),
         "full_score": round(full_score, 6),
         "units": unit_rows,
-        "summary": summarize(unit_rows),
+        "summary": {**summarize(unit_rows), **count_findings(unit_rows)},
         "warnings": warnings,
         "notes": notes,
         "timings": {"parse_s": round(t_parse, 4),
                     "render_s": round(loo.timings.get("render_s", 0.0), 4),
                     "composite_s": round(loo.timings.get("composite_s", 0.0), 4),
                     "score_s": round(t_score, 4),
+                    "findings_s": round(t_findings, 4),
                     "renders": loo.renders,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }

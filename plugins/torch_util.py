@@ -79,3 +79,71 @@ def hf_weight_files_cached(model_id: str) -> bool:
     candidates = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
                   "pytorch_model.bin.index.json")
     return any(hf_weights_available(model_id, (c,)) for c in candidates)
+
+
+# -- downloads (``svgloo models pull``) ---------------------------------------------------
+# Files go into the libraries' standard cache (the Hugging Face hub cache, $HF_HOME or
+# ~/.cache/huggingface), where the plugins' weights_available checks and from_pretrained /
+# open_clip look. ``endpoint`` is the hub or a mirror of it (default: $HF_ENDPOINT, else
+# huggingface.co); huggingface_hub draws the progress bars.
+
+# What a transformers checkpoint needs besides its weights: configs, tokenizer and
+# processor files. Other frameworks' weights (TF, Flax, ONNX) are left out.
+_SUPPORT_PATTERNS = ("*.json", "*.txt", "*.model", "*.jinja", "*.tiktoken")
+
+
+def _download_error(repo_id: str, endpoint: str | None, exc: Exception) -> ConfigError:
+    where = endpoint or os.environ.get("HF_ENDPOINT") or "the Hugging Face hub"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ConfigError(repo_id, f"cannot download from {where}: {first}")
+
+
+def hf_pull_file(repo_id: str, filenames: tuple[str, ...], endpoint: str | None = None) -> str:
+    """Download the first of ``filenames`` that the repo has into the hub cache; returns
+    its cached path. Tries the next name only when the hub says a file does not exist."""
+    hub = require("huggingface_hub", "clip")
+    from huggingface_hub.errors import EntryNotFoundError
+
+    missing = []
+    for name in filenames:
+        try:
+            return hub.hf_hub_download(repo_id=repo_id, filename=name, endpoint=endpoint)
+        except EntryNotFoundError:
+            missing.append(name)
+        except Exception as exc:  # network, HTTP and cache errors: one line for the user
+            raise _download_error(repo_id, endpoint, exc) from None
+    raise ConfigError(repo_id, f"the repository has none of {', '.join(missing)}")
+
+
+def weight_patterns(files: list[str]) -> list[str]:
+    """The files of a transformers repo worth fetching: safetensors weights when there are
+    any (else PyTorch .bin), with their index, plus the support files."""
+    safe = [f for f in files if f.endswith((".safetensors", ".safetensors.index.json"))]
+    weights = safe or [f for f in files if f.endswith((".bin", ".bin.index.json"))]
+    return sorted(set(weights)) + list(_SUPPORT_PATTERNS)
+
+
+def hf_pull_repo(repo_id: str, endpoint: str | None = None) -> str:
+    """Download a transformers model repo (weights_patterns) into the hub cache; returns the
+    snapshot folder."""
+    hub = require("huggingface_hub", "vlm")
+    try:
+        files = hub.HfApi(endpoint=endpoint).list_repo_files(repo_id)
+        patterns = weight_patterns(files)
+        if not any(not p.startswith("*") for p in patterns):
+            raise ConfigError(repo_id, "the repository has no .safetensors or .bin weights")
+        return hub.snapshot_download(repo_id=repo_id, allow_patterns=patterns,
+                                     endpoint=endpoint)
+    except ConfigError:
+        raise
+    except Exception as exc:  # network, HTTP and cache errors: one line for the user
+        raise _download_error(repo_id, endpoint, exc) from None
+
+
+def hf_cache_dir() -> str:
+    """Where the hub cache lives (for messages)."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub")
+    return str(constants.HF_HUB_CACHE)

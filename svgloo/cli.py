@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = [
     "svgloo.cli_bench",
     "svgloo.cli_batch",
     "svgloo.cli_daemon",
+    "svgloo.cli_models",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
 ]

@@ -35,6 +35,14 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--harmful-threshold", type=float, default=-0.005, metavar="DELTA",
                    help="a unit is harmful when removing it raises the score by more than "
                         "this (delta < DELTA; default -0.005); in between it is neutral")
+    p.add_argument("--speck-threshold", type=float, default=0.0002, metavar="FRACTION",
+                   help="flag a unit as a speck when its visible footprint is at most this "
+                        "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "
+                        "29 px at 384 px; 0 turns specks off)")
+    p.add_argument("--hidden-threshold", type=float, default=0.95, metavar="SHARE",
+                   help="flag a unit as mostly hidden when at least this share of what it "
+                        "draws alone is covered by later elements (default 0.95; above 1 "
+                        "turns it off)")
 
 
 def settings_from_args(args):
@@ -45,7 +53,8 @@ def settings_from_args(args):
                          prompt=getattr(args, "prompt", None),
                          helpful_threshold=args.helpful_threshold,
                          harmful_threshold=args.harmful_threshold, weights=args.weights,
-                         device=args.device, limits=DEFAULT_LIMITS)
+                         device=args.device, speck_threshold=args.speck_threshold,
+                         hidden_threshold=args.hidden_threshold, limits=DEFAULT_LIMITS)
 
 
 def register(sub) -> None:
@@ -171,19 +180,35 @@ def print_table(result: dict, out=None) -> None:
         print(f"  warning: {w}", file=out)
     print(file=out)
     print(f"  {'unit':>4}  {'element':<{name_w}}  {'line:col':>{at_w}}  {'delta':>9}  "
-          f"{'verdict':<8}  {'footprint':>9}", file=out)
+          f"{'verdict':<8}  {'footprint':>9}  findings", file=out)
     for r in rows:
         fp = f"{r['footprint_pixels']} px" if r["visible"] else "invisible"
         print(f"  {r['index']:>4}  {_label(r):<{name_w}}  {position(r):>{at_w}}"
-              f"  {r['delta']:>+9.5f}  {r['verdict']:<8}  {fp:>9}", file=out)
+              f"  {r['delta']:>+9.5f}  {r['verdict']:<8}  {fp:>9}  {_findings_cell(r)}"
+              .rstrip(), file=out)
     s = result["summary"]
     print(file=out)
     print(f"  {plural(s['units'], 'unit')}: {s['helpful']} helpful, {s['harmful']} harmful, "
           f"{s['neutral']} neutral; {s['invisible']} with no visible effect", file=out)
+    if "finding_thresholds" in result:
+        th = result["finding_thresholds"]
+        print(f"  findings: {plural(s['specks'], 'speck')} (visible on <= {th['speck']:.4%} "
+              f"of the canvas), {s['mostly_hidden']} mostly hidden (>= {th['hidden']:.0%} of what "
+              "they draw alone covered by later elements)", file=out)
     for note in result.get("notes", []):
         print(f"  note: {note}", file=out)
     t = result["timings"]
     print(f"  {plural(t['renders'], 'render')} in {t['total_s']:.2f} s", file=out)
+
+
+def _findings_cell(r: dict) -> str:
+    cells = []
+    for f in r.get("findings", []):
+        if f["kind"] == "mostly_hidden":
+            cells.append(f"hidden {f['hidden_share']:.0%}")
+        else:
+            cells.append(f["kind"])
+    return ", ".join(cells)
 
 
 def _label(r: dict) -> str:

@@ -21,7 +21,7 @@ from svgloo.plugins.pixel_backbone import PixelBackbone
 from conftest import CORPUS, EXAMPLES
 
 UNIT_KEYS = {"index", "tag", "id", "kind", "subpath", "offsets", "range", "delta", "verdict",
-             "footprint_pixels", "visible"}
+             "footprint_pixels", "visible", "findings"}
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
