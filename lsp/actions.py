@@ -82,23 +82,56 @@ def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
                    preferred=diagnostic.code == "harmful")
 
 
-def remove_invisible_action(uri: str, version, lines: LineIndex, us: UnitSet, result: dict,
-                            diagnostics: list[types.Diagnostic], versioned: bool = True):
-    """One edit set removing every unit the result says has no visible effect. Only
-    offered when the result was computed on exactly this text (every unit matches)."""
+def invisible_units(us: UnitSet, result: dict) -> list[int]:
+    """The units the result says have no visible effect, when the result was computed on
+    exactly this text (every unit matches); else none."""
     rows = result.get("units", [])
     if len(rows) != len(us.units):
-        return None
+        return []
     for row, u in zip(rows, us.units):
         if [u.start, u.end] != list(row["offsets"]):
-            return None
-    invisible = {row["index"] for row in rows if not row.get("visible", True)}
-    if len(invisible) < 1:
+            return []
+    return [row["index"] for row in rows if not row.get("visible", True)]
+
+
+def remove_invisible_action(uri: str, version, lines: LineIndex, us: UnitSet, check,
+                            diagnostics: list[types.Diagnostic], versioned: bool = True):
+    """One edit set removing the units that rendering proved removable together
+    (``engine.removal.RemovalCheck``); the title says how many of the units with no
+    visible effect that is. Not offered when fewer than two remain (each unit's own fix
+    covers one)."""
+    removable = set(check.removable)
+    if len(removable) < 2:
         return None
-    keep = {u.index for u in us.units} - invisible
-    edits = edits_keeping(us, keep)
-    return _action(f"Remove all elements with no visible effect ({len(invisible)})", uri,
-                   version, edits, lines, diagnostics, versioned)
+    edits = edits_keeping(us, {u.index for u in us.units} - removable)
+    n, k = len(check.requested), len(removable)
+    if k == n:
+        title = f"Remove all elements with no visible effect ({n})"
+    else:
+        title = (f"Remove {k} of {n} elements with no visible effect ({n - k} must stay: "
+                 f"removing {'it' if n - k == 1 else 'them'} too would change the picture)")
+    return _action(title, uri, version, edits, lines, diagnostics, versioned)
+
+
+def _position_key(p: types.Position) -> tuple[int, int]:
+    return p.line, p.character
+
+
+def diagnostics_in_range(diagnostics: list[types.Diagnostic],
+                         rng: types.Range) -> list[types.Diagnostic]:
+    """The diagnostics a code-action request is about: those whose range overlaps the
+    request's range (for a bare cursor: contains it). Clients send every diagnostic of
+    the cursor's line, which in a one-line SVG is the whole file. Innermost first."""
+    lo, hi = _position_key(rng.start), _position_key(rng.end)
+    out = [d for d in diagnostics
+           if _position_key(d.range.start) <= hi and lo <= _position_key(d.range.end)]
+    return sorted(out, key=lambda d: (d.range.end.line - d.range.start.line,
+                                      d.range.end.character - d.range.start.character))
+
+
+def preferred_first(actions: list[types.CodeAction]) -> list[types.CodeAction]:
+    """The preferred fix first (stable otherwise)."""
+    return sorted(actions, key=lambda a: not a.is_preferred)
 
 
 def split_path_edit(us: UnitSet, element: int) -> TextEdit | None:

@@ -33,4 +33,6 @@ def run(args: argparse.Namespace) -> int:
         server.start_tcp(args.host, args.port)
     else:
         server.start_io()
+    # The client closed stdin (or the socket) without `exit`: end now, work included.
+    server.hard_exit(0 if server.shutting_down else 1)
     return 0

@@ -242,10 +242,39 @@ def purity_diagnostics(rows: list[dict], lines: LineIndex, options: DiagnosticOp
     return out
 
 
+# libxml2 names the element left open: "... tag mismatch: rect line 3 and svg" or
+# "Premature end of data in tag g line 1" (1-based line of the element's start tag).
+_UNCLOSED = re.compile(r"(?:tag mismatch: |end of data in tag )([\w:.-]+) line (\d+)")
+_TOKEN = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^>]*>"
+                    r"|</([\w:.-]+)\s*>|<([\w:.-]+)(?:\s[^>]*?)?(/?)>", re.S)
+
+
+def unclosed_tag_span(text: str, name: str, line: int, until: int) -> tuple[int, int] | None:
+    """Offsets of ``<name`` for the element named ``name`` whose start tag is on ``line``
+    (0-based) and that is still open at offset ``until``: where a malformed-XML error
+    belongs, rather than on the closing tag where the parser noticed it."""
+    stack: list[tuple[str, int]] = []
+    for m in _TOKEN.finditer(text, 0, until):
+        if m.group(1):
+            for k in range(len(stack) - 1, -1, -1):
+                if stack[k][0] == m.group(1):
+                    del stack[k:]
+                    break
+        elif m.group(2) and not m.group(3):
+            stack.append((m.group(2), m.start()))
+    for tag, start in reversed(stack):
+        if tag == name and text.count("\n", 0, start) == line:
+            return start, start + 1 + len(name)
+    return None
+
+
 def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
-    """The single Error for a document the engine refused (malformed, not SVG, limits)."""
+    """The single Error for a document the engine refused (malformed, not SVG, limits).
+    A malformed-XML error goes on the start tag of the element left open when the
+    parser names one, else where the parser stopped."""
     line = getattr(exc, "line", None)
     column = getattr(exc, "column", None)
+    message = getattr(exc, "message", None) or str(exc)
     if line is None:
         start = lines.position(lines.base)
     else:
@@ -254,7 +283,12 @@ def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
     end_offset = begin
     if begin < len(lines.text) and lines.text[begin] not in "\r\n":
         end_offset = begin + 1
-    message = getattr(exc, "message", None) or str(exc)
+    unclosed = _UNCLOSED.search(message)
+    if unclosed:
+        span = unclosed_tag_span(lines.text, unclosed.group(1), int(unclosed.group(2)) - 1,
+                                 end_offset if "end of data" in message else begin)
+        if span is not None:
+            start, end_offset = lines.position(span[0]), span[1]
     return types.Diagnostic(range=types.Range(start=start, end=lines.position(end_offset)),
                             severity=types.DiagnosticSeverity.Error, source=SOURCE,
                             code=type(exc).__name__, message=message)

@@ -6,8 +6,14 @@ loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
 and ``actions`` builds the quick fixes.
 
 Per document: changes are debounced (``DEBOUNCE_S``), a newer change cancels the work for
-the older version (the asyncio task, and the engine run through its progress callback),
-and results are published only for the version they were computed on.
+the older version (the asyncio task, and the engine run - scoring and the structure
+analysis after it - through its progress callback), and results are published only for
+the version they were computed on.
+
+Diagnostics are pushed (``textDocument/publishDiagnostics``, which every client shows):
+each publication is the complete set for its version, and an identical set is never
+published twice for the same version. ``shutdown`` cancels all work; ``exit``, the end of
+stdin or the death of the client process (``processId``) ends the process at once.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 import uuid
 from dataclasses import dataclass, field, replace
@@ -111,6 +118,8 @@ class DocState:
     structure_spans: list = field(default_factory=list)
     layer_cache: dict = field(default_factory=dict)
     waiters: list = field(default_factory=list)
+    published: tuple | None = None      # (version, diagnostics) last pushed
+    removal: tuple | None = None        # (text, candidates, size, RemovalCheck) last proven
 
 
 def fs_name(uri: str) -> str:
@@ -134,7 +143,12 @@ class SvglooServer(LanguageServer):
         self.docs: dict[str, DocState] = {}
         self.executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=2, thread_name_prefix="svgloo-score")
+        # The structure analysis has its own thread so that it never holds the scoring
+        # thread; a new version cancels it through its progress callback.
+        self.structure_executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="svgloo-structure")
         self.config_ready: asyncio.Event | None = None
+        self.shutting_down = False
 
     # --- client capabilities ----------------------------------------------------------
     def _cap(self, *path, default=None):
@@ -142,10 +156,6 @@ class SvglooServer(LanguageServer):
         for name in path:
             obj = getattr(obj, name, None) if obj is not None else None
         return default if obj is None else obj
-
-    @property
-    def pull_diagnostics(self) -> bool:
-        return self._cap("text_document", "diagnostic") is not None
 
     @property
     def encoding(self) -> str:
@@ -166,6 +176,8 @@ class SvglooServer(LanguageServer):
 
     # --- scheduling ---------------------------------------------------------------------
     def schedule(self, uri: str, delay: float = DEBOUNCE_S) -> None:
+        if self.shutting_down:
+            return
         st = self.state(uri)
         if st.task is not None and not st.task.done():
             st.task.cancel()
@@ -251,9 +263,17 @@ class SvglooServer(LanguageServer):
     async def _structure(self, uri, snapshot, settings: Settings, cancel) -> None:
         loop = asyncio.get_running_loop()
         version, text = snapshot
+
+        def on_progress(done: int, total: int) -> None:
+            if cancel.is_set():
+                raise _Cancelled()
+
         try:
             structure, spans = await loop.run_in_executor(
-                self.executor, _structure_in_process, text, fs_name(uri), settings.render_size)
+                self.structure_executor, _structure_in_process, text, fs_name(uri),
+                settings.render_size, on_progress)
+        except _Cancelled:
+            return
         except Exception as exc:  # noqa: BLE001 - concepts are optional
             log.info("svgloo: no structure for %s: %s", uri, exc)
             return
@@ -261,7 +281,7 @@ class SvglooServer(LanguageServer):
             return
         st = self.state(uri)
         st.structure, st.structure_spans = structure, spans
-        self._deliver(uri, refresh_only=True)
+        self._deliver(uri)
 
     # --- delivering diagnostics -----------------------------------------------------
     def diagnostics_for(self, uri: str) -> list[types.Diagnostic]:
@@ -279,35 +299,24 @@ class SvglooServer(LanguageServer):
             out += purity_diagnostics(rows, lines, self.settings.diagnostics, st.version)
         return out
 
-    def _deliver(self, uri: str, refresh_only: bool = False) -> None:
+    def _deliver(self, uri: str) -> None:
+        """Push the document's complete diagnostics for its version, unless exactly these
+        were already pushed for it (a rescore after a settings change, or a structure
+        analysis that found nothing to add)."""
         st = self.state(uri)
         waiters, st.waiters = st.waiters, []
         for fut in waiters:
             if not fut.done():
                 fut.set_result(None)
-        if self.pull_diagnostics:
-            if refresh_only and self._cap("workspace", "diagnostics", "refresh_support"):
-                self.workspace_diagnostic_refresh(None)
-        else:
+        diagnostics = self.diagnostics_for(uri)
+        key = (st.version, tuple(repr(self.protocol._converter.unstructure(d))
+                                 for d in diagnostics))
+        if key != st.published:
+            st.published = key
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=uri, version=st.version, diagnostics=self.diagnostics_for(uri)))
+                uri=uri, version=st.version, diagnostics=diagnostics))
         if self._cap("workspace", "code_lens", "refresh_support"):
             self.workspace_code_lens_refresh(None)
-
-    async def wait_current(self, uri: str) -> DocState | None:
-        """The document's state once it holds the outcome for the current version."""
-        while True:
-            snapshot = self.current(uri)
-            if snapshot is None:
-                return None
-            st = self.state(uri)
-            if st.version == snapshot[0] and st.text == snapshot[1]:
-                return st
-            if st.task is None or st.task.done():
-                self.schedule(uri, 0)
-            fut = asyncio.get_running_loop().create_future()
-            st.waiters.append(fut)
-            await fut
 
     def fresh_state(self, uri: str) -> DocState | None:
         """The state if it was computed on the current text, else None."""
@@ -317,13 +326,35 @@ class SvglooServer(LanguageServer):
             return None
         return st
 
+    async def prove_removal(self, st: DocState, text: str, candidates: list[int]):
+        """Which of ``candidates`` can go together without changing the picture (engine
+        ``removal.check_removal``, rendered in the scoring thread); remembered for the
+        text so that repeated code-action requests cost nothing. None if it failed."""
+        size = int(self.settings.render_size)
+        key = (text, tuple(candidates), size)
+        if st.removal is not None and st.removal[:3] == key:
+            return st.removal[3]
+        loop = asyncio.get_running_loop()
+        try:
+            check = await loop.run_in_executor(self.executor, _check_removal, text,
+                                               fs_name(st.uri), candidates, size)
+        except Exception as exc:  # noqa: BLE001 - no proof, no bulk fix
+            log.info("svgloo: bulk removal not proven for %s: %s", st.uri, exc)
+            return None
+        st.removal = key + (check,)
+        return check
+
     # --- progress -----------------------------------------------------------------------
     async def _progress_begin(self, title: str):
         if not self._cap("window", "work_done_progress"):
             return None
         token = f"svgloo-{uuid.uuid4().hex[:12]}"
         try:
-            await asyncio.wait_for(self.work_done_progress.create_async(token), 5.0)
+            # Shielded: when a newer version cancels this task, the request stays pending
+            # and pygls can still set its answer (a cancelled future there is a
+            # "CANCELLED" error the client shows to the user).
+            await asyncio.wait_for(asyncio.shield(self.work_done_progress.create_async(token)),
+                                   5.0)
         except Exception as exc:  # noqa: BLE001 - progress is cosmetic
             log.debug("svgloo: no progress token: %s", exc)
             return None
@@ -342,6 +373,46 @@ class SvglooServer(LanguageServer):
             return
         if answer:
             self.settings = self.settings.updated(answer[0])
+
+    # --- ending -------------------------------------------------------------------------
+    def cancel_all(self) -> None:
+        """Stop every document's work: tasks, engine runs (their progress callbacks see
+        the event) and the render workers they wait on."""
+        self.shutting_down = True
+        for st in self.docs.values():
+            if st.task is not None and not st.task.done():
+                st.task.cancel()
+            if st.cancel is not None:
+                st.cancel.set()
+        from svgloo.engine.workers import close_all_pools
+        close_all_pools()
+
+    def hard_exit(self, code: int) -> None:
+        """End the process now: the executor threads may sit in a render or a daemon call
+        that the interpreter's exit would wait for (the server once took 37 s)."""
+        try:
+            self.cancel_all()
+        finally:
+            logging.shutdown()
+            os._exit(code)
+
+    def watch_client(self, pid: int | None, interval_s: float = 1.0) -> None:
+        """Exit when the client process dies without saying so (LSP ``processId``)."""
+        if not pid or pid == os.getpid():
+            return
+
+        def watch() -> None:
+            while True:
+                threading.Event().wait(interval_s)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    log.warning("svgloo: client process %s is gone; exiting", pid)
+                    self.hard_exit(1)
+                except PermissionError:
+                    pass  # alive, owned by someone else
+
+        threading.Thread(target=watch, name="svgloo-client-watch", daemon=True).start()
 
 
 class _Progress:
@@ -393,13 +464,19 @@ def _score_in_process(text: str, name: str, settings: dict, progress, layer_cach
     return run.result
 
 
-def _structure_in_process(text: str, name: str, size: int):
+def _check_removal(text: str, name: str, candidates: list[int], size: int):
+    from svgloo.engine.removal import check_removal_text
+
+    return check_removal_text(text, name, candidates, size=size)
+
+
+def _structure_in_process(text: str, name: str, size: int, progress=None):
     """(structure dict, element spans of its units) or (None, []) when unavailable."""
     try:
         from svgloo.structure.analysis import StructureSettings, structure_text
     except ImportError:
         return None, []
-    run = structure_text(text, name, StructureSettings(size=size))
+    run = structure_text(text, name, StructureSettings(size=size), progress=progress)
     spans = [(u.start, u.end) for u in run.units.units]
     return run.result, spans
 
@@ -428,6 +505,17 @@ def create_server() -> SvglooServer:
     async def initialize(ls: SvglooServer, params: types.InitializeParams):
         ls.config_ready = asyncio.Event()
         ls.settings = ls.settings.updated(params.initialization_options)
+        ls.watch_client(params.process_id)
+
+    @server.feature(types.SHUTDOWN)
+    @guarded()
+    async def shutdown(ls: SvglooServer, params):
+        ls.cancel_all()
+
+    @server.feature(types.EXIT)
+    def exit_now(ls: SvglooServer, params):
+        # 0 after a shutdown request, 1 otherwise (the protocol's rule).
+        ls.hard_exit(0 if ls.shutting_down else 1)
 
     @server.feature(types.INITIALIZED)
     @guarded()
@@ -440,10 +528,13 @@ def create_server() -> SvglooServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @guarded()
     async def did_change_configuration(ls: SvglooServer, params):
+        before = ls.settings
         settings = getattr(params, "settings", None)
         if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
             ls.settings = ls.settings.updated(settings[SECTION])
         await ls.pull_configuration()
+        if ls.settings == before:
+            return  # editors send this right after `initialized`: nothing to redo
         for uri in list(ls.docs):
             if ls.current(uri) is not None:
                 ls.schedule(uri, 0)
@@ -475,17 +566,8 @@ def create_server() -> SvglooServer:
             for fut in st.waiters:
                 if not fut.done():
                     fut.set_result(None)
-        if not ls.pull_diagnostics:
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=params.text_document.uri, diagnostics=[]))
-
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
-        identifier="svgloo", inter_file_dependencies=False, workspace_diagnostics=False))
-    @guarded(types.RelatedFullDocumentDiagnosticReport(items=[]))
-    async def pull_diagnostics(ls: SvglooServer, params: types.DocumentDiagnosticParams):
-        st = await ls.wait_current(params.text_document.uri)
-        items = ls.diagnostics_for(params.text_document.uri) if st is not None else []
-        return types.RelatedFullDocumentDiagnosticReport(items=items)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=params.text_document.uri, diagnostics=[]))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix]))
@@ -496,8 +578,9 @@ def create_server() -> SvglooServer:
         if snapshot is None:
             return []
         version, text = snapshot
-        ours = [d for d in params.context.diagnostics if d.source == "svgloo"
-                and isinstance(d.data, dict)]
+        ours = actions.diagnostics_in_range(
+            [d for d in params.context.diagnostics if d.source == "svgloo"
+             and isinstance(d.data, dict)], params.range)
         if not ours:
             return []
         us = actions.current_units(text, fs_name(uri))
@@ -518,11 +601,15 @@ def create_server() -> SvglooServer:
         st = ls.fresh_state(uri)
         invisible = [d for d in ours if d.code == "invisible"]
         if invisible and st is not None and st.result is not None:
-            a = actions.remove_invisible_action(uri, version, lines, us, st.result,
-                                                invisible, versioned)
-            if a is not None:
-                out.append(a)
-        return out
+            candidates = actions.invisible_units(us, st.result)
+            if len(candidates) >= 2:
+                check = await ls.prove_removal(st, text, candidates)
+                if check is not None:
+                    a = actions.remove_invisible_action(uri, version, lines, us, check,
+                                                        invisible, versioned)
+                    if a is not None:
+                        out.append(a)
+        return actions.preferred_first(out)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded(None)
