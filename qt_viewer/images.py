@@ -92,6 +92,7 @@ class ImageView(QGraphicsView):
         self.box_item.setVisible(False)
         for item in (self.base_item, self.crisp_item, self.overlay_item, self.box_item):
             self.scene().addItem(item)
+        self.marker_items: list[QGraphicsRectItem] = []
         self.overlay_image = QImage()
         self.crisp_image = QImage()
         self.crisp_request = None   # (canvas, (y0, y1, x0, x1)) of the crisp layer shown
@@ -152,6 +153,24 @@ class ImageView(QGraphicsView):
             y0, y1, x0, x1 = box
             self.box_item.setRect(x0, y0, x1 - x0, y1 - y0)
             self.box_item.setVisible(True)
+
+    def set_markers(self, boxes: list, color: str = "#b5179e") -> None:
+        """Dashed outlines (cosmetic: one screen pixel at any zoom) around ``boxes``
+        (y0, y1, x0, x1 in image pixels): where the findings are."""
+        for item in self.marker_items:
+            self.scene().removeItem(item)
+        self.marker_items = []
+        pen = QPen(QColor(color))
+        pen.setWidthF(1.5)
+        pen.setCosmetic(True)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        for y0, y1, x0, x1 in boxes:
+            pad = 2  # a speck's box is a few pixels: keep the outline off its edge
+            item = QGraphicsRectItem(x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad)
+            item.setPen(pen)
+            item.setZValue(1.5)
+            self.scene().addItem(item)
+            self.marker_items.append(item)
 
     # ---------------------------------------------------------------- crisp layer
     def schedule_crisp(self) -> None:

@@ -10,12 +10,15 @@ VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#77777
 SORT_ROLE = Qt.ItemDataRole.UserRole
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 
-COLUMNS = ["#", "tag", "id", "line:col", "delta", "verdict", "pixels", "purity", "concept"]
+COLUMNS = ["#", "tag", "id", "line:col", "delta", "verdict", "pixels", "flags", "purity",
+           "concept"]
 CONCEPT_COLUMN = COLUMNS.index("concept")
 HEADER_TIPS = ["unit index (document order)", "element (path[2]: its third subpath)",
                "element id", "where the unit starts in the file (line:column, 1-based)",
                "score without the unit minus the full score, negated: > 0 the unit helps",
                "helpful / harmful / neutral by the thresholds", "pixels the unit changes",
+               "findings: speck (visible on very few pixels), hidden N% (mostly covered by "
+               "later elements)",
                "share of the unit's attribution going to its main concept",
                "the unit's main concept"]
 
@@ -35,7 +38,7 @@ class UnitTableModel(QAbstractTableModel):
         for row in self.rows:
             row["primary"], row["purity"] = per_unit.get(row["index"], (None, None))
         if self.rows:
-            self.dataChanged.emit(self.index(0, 7), self.index(len(self.rows) - 1, 8))
+            self.dataChanged.emit(self.index(0, 8), self.index(len(self.rows) - 1, 9))
 
     def rows_by_index(self) -> dict[int, dict]:
         return {r["index"]: r for r in self.rows}
@@ -63,7 +66,7 @@ class UnitTableModel(QAbstractTableModel):
             return row
         if role == SORT_ROLE:
             return [row["index"], row["tag"], row.get("id") or "", row["offsets"][0],
-                    row["delta"], row["verdict"], row["footprint_pixels"],
+                    row["delta"], row["verdict"], row["footprint_pixels"], flags_text(row),
                     -1.0 if row.get("purity") is None else row["purity"],
                     row.get("primary") or ""][col]
         if role == Qt.ItemDataRole.DisplayRole:
@@ -83,12 +86,16 @@ class UnitTableModel(QAbstractTableModel):
             if col == 6:
                 return str(row["footprint_pixels"])
             if col == 7:
-                return "" if row.get("purity") is None else f"{row['purity']:.2f}"
+                return flags_text(row)
             if col == 8:
+                return "" if row.get("purity") is None else f"{row['purity']:.2f}"
+            if col == 9:
                 return row.get("primary") or ""
         if role == Qt.ItemDataRole.ForegroundRole and col in (4, 5):
             return QBrush(QColor(VERDICT_COLORS.get(row["verdict"], "#777777")))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 6, 7):
+        if role == Qt.ItemDataRole.ForegroundRole and col == 7:
+            return QBrush(QColor(FINDING_COLOR))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 6, 8):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = (f"unit {row['index']} <{row['tag']}> at {row['line']}:{row['column']}: "
@@ -96,12 +103,26 @@ class UnitTableModel(QAbstractTableModel):
                    "changed pixels")
             if row.get("primary"):
                 tip += f"; main concept: {row['primary']}"
+            for f in row.get("findings") or []:
+                tip += "\n" + f.get("message", f.get("kind", ""))
             return tip
         return None
 
 
-FILTERS = {"all": "All units", "harmful": "Harmful", "invisible": "No visible effect",
-           "helpful": "Helpful"}
+FILTERS = {"all": "All units", "harmful": "Harmful", "findings": "Findings",
+           "invisible": "No visible effect", "helpful": "Helpful"}
+FINDING_COLOR = "#b5179e"
+
+
+def flags_text(row: dict) -> str:
+    """The unit's findings in a few words: 'speck', 'hidden 97%'."""
+    cells = []
+    for f in row.get("findings") or []:
+        if f.get("kind") == "mostly_hidden" and f.get("hidden_share") is not None:
+            cells.append(f"hidden {f['hidden_share']:.0%}")
+        else:
+            cells.append(str(f.get("kind", "?")))
+    return ", ".join(cells)
 
 
 class UnitFilterProxy(QSortFilterProxyModel):
@@ -124,4 +145,6 @@ class UnitFilterProxy(QSortFilterProxyModel):
             return row["verdict"] == "helpful"
         if self.mode == "invisible":
             return not row["visible"]
+        if self.mode == "findings":
+            return bool(row.get("findings"))
         return True

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from PyQt6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer, pyqtSignal
 from PyQt6.QtGui import QAction, QColor, QFont, QKeySequence, QPixmap, QTextCharFormat, QTextCursor
-from PyQt6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+from PyQt6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                              QLineEdit, QListWidget, QMainWindow, QPlainTextEdit, QProgressBar,
                              QPushButton, QSplitter, QTableView, QTabWidget, QTextEdit,
                              QToolBar, QVBoxLayout, QWidget, QAbstractItemView, QScrollArea)
@@ -75,6 +75,10 @@ def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None =
     return data
 
 
+def plural_units(n: int) -> str:
+    return f"{n} unit{'' if n == 1 else 's'}"
+
+
 class ViewerWindow(QMainWindow):
     """One file at a time: render, units table, concepts, source; scoring off-thread."""
 
@@ -100,6 +104,7 @@ class ViewerWindow(QMainWindow):
         self._rescore_pending = False
         self.scoring_failed = False
         self.selection = None       # see _set_selection
+        self.last_removal = None    # the last engine.removal.RemovalCheck
         self._syncing = False
         self._known_bytes: set[bytes] = set()
         self.watcher = None
@@ -130,7 +135,15 @@ class ViewerWindow(QMainWindow):
         self.act_undo = QAction("Undo", self, shortcut=QKeySequence.StandardKey.Undo)
         self.act_undo.triggered.connect(self.undo)
         self.act_undo.setEnabled(False)
-        for a in (self.act_open, self.act_rescore, self.act_remove, self.act_undo):
+        self.act_remove_proven = QAction("Remove all proven-removable", self)
+        self.act_remove_proven.setToolTip(
+            "remove every unit with no visible effect that can go together: the result is "
+            "rendered and compared with the full picture first; units whose joint removal "
+            "would change it stay")
+        self.act_remove_proven.triggered.connect(self.remove_proven_removable)
+        self.act_remove_proven.setEnabled(False)
+        for a in (self.act_open, self.act_rescore, self.act_remove, self.act_remove_proven,
+                  self.act_undo):
             tb.addAction(a)
         tb.addSeparator()
         tb.addWidget(QLabel(" backbone "))
@@ -173,6 +186,7 @@ class ViewerWindow(QMainWindow):
         menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
         edit = self.menuBar().addMenu("&Edit")
         edit.addAction(self.act_remove)
+        edit.addAction(self.act_remove_proven)
         edit.addAction(self.act_undo)
         edit.addAction(self.act_rescore)
         self._refresh_recent_menu()
@@ -205,6 +219,11 @@ class ViewerWindow(QMainWindow):
         self.filter_combo.currentIndexChanged.connect(
             lambda _: self.proxy.set_mode(self.filter_combo.currentData()))
         row.addWidget(self.filter_combo)
+        self.mark_findings = QCheckBox("mark findings")
+        self.mark_findings.setToolTip("outline specks and mostly hidden units on the picture")
+        self.mark_findings.setChecked(True)
+        self.mark_findings.toggled.connect(lambda _: self._show_finding_markers())
+        row.addWidget(self.mark_findings)
         row.addStretch(1)
         self.summary_label = QLabel()
         row.addWidget(self.summary_label)
@@ -464,10 +483,15 @@ class ViewerWindow(QMainWindow):
         self.model.set_rows(rows)
         if self.structure is not None:
             self._apply_structure_to_rows()
+        self._show_finding_markers()
+        self.act_remove_proven.setEnabled(len(self.removal_candidates()) >= 1)
         s = res["summary"]
-        self.summary_label.setText(f"{s['units']} units: {s['helpful']} helpful, "
+        from svgloo.cli_score import plural
+
+        flagged = sum(bool(r.get("findings")) for r in res["units"])
+        self.summary_label.setText(f"{plural(s['units'], 'unit')}: {s['helpful']} helpful, "
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
-                                   f"{s['invisible']} invisible")
+                                   f"{s['invisible']} invisible, {flagged} flagged")
         self.status_label.setText(self._status_text(res))
         self.status_label.setToolTip(self._status_tip(res))
         self._restore_key = None
@@ -566,6 +590,24 @@ class ViewerWindow(QMainWindow):
             heat = np.asarray(Image.fromarray(heat).resize(full.shape[1::-1]), np.float32)
         self.view.set_overlay(heat_overlay(heat), nonzero_box(heat > 0.5 * heat.max())
                               if heat.max() > 0 else None)
+
+    def finding_boxes(self) -> list:
+        """Image boxes of the units with findings (their footprint, else what they draw)."""
+        if self.analysis is None:
+            return []
+        run = self.analysis.run
+        boxes = []
+        for r in run.result["units"]:
+            if not r.get("findings"):
+                continue
+            fp = run.footprint(r["index"])
+            box = nonzero_box(fp > 0) or run.loo.patches[r["index"]].box
+            if box is not None:
+                boxes.append(box)
+        return boxes
+
+    def _show_finding_markers(self) -> None:
+        self.view.set_markers(self.finding_boxes() if self.mark_findings.isChecked() else [])
 
     # ----------------------------------------------------------- selection
     def selected_unit(self) -> int | None:
@@ -767,6 +809,56 @@ class ViewerWindow(QMainWindow):
             return False
         return self._write(lambda: self.session.remove_unit(self.analysis.run, unit),
                            f"removed unit {unit}")
+
+    def removal_candidates(self) -> list[int]:
+        """The units the editor's bulk fix offers to remove: those with no visible effect."""
+        if self.analysis is None:
+            return []
+        return [r["index"] for r in self.analysis.run.result["units"] if not r["visible"]]
+
+    def remove_proven_removable(self) -> bool:
+        """Remove, in one undoable write, every candidate that rendering proves can go
+        together (engine.removal.check_removal: the picture without them equals the full
+        picture; a set that changes it is narrowed greedily)."""
+        from PyQt6.QtWidgets import QApplication
+
+        from svgloo.engine.removal import check_removal
+        from svgloo.engine.units import apply_edits, edits_keeping
+
+        if self.analysis is None or self.session is None:
+            self.show_error("nothing is loaded yet")
+            return False
+        candidates = self.removal_candidates()
+        if not candidates:
+            self.statusBar().showMessage("no unit without visible effect to remove", 5000)
+            return False
+        run = self.analysis.run
+        settings = self.score_settings()
+        self.status_label.setText(f"proving the removal of {len(candidates)} units by "
+                                  "rendering…")
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            check = check_removal(run.units, candidates, size=settings.size,
+                                  limits=settings.limits)
+        except Exception as exc:
+            self.show_error(f"{self.path}: could not prove the removal: {exc}")
+            return False
+        finally:
+            QApplication.restoreOverrideCursor()
+            self.status_label.setText(self._status_text(run.result))
+        self.last_removal = check
+        if not check.removable:
+            self.show_error(f"{self.path}: none of the {len(candidates)} units with no visible "
+                            "effect can be removed without changing the picture")
+            return False
+        keep = {u.index for u in run.units.units} - set(check.removable)
+        text = apply_edits(run.doc.text, edits_keeping(run.units, keep))
+        k, n = len(check.removable), len(candidates)
+        what = (f"removed {plural_units(k)} with no visible effect (proved by rendering)"
+                if k == n else
+                f"removed {k} of {n} units with no visible effect ({n - k} kept: removing "
+                "them too would change the picture)")
+        return self._write(lambda: self.session.write_text(text), what)
 
     def undo(self) -> bool:
         if self.session is None or not self.session.can_undo():
