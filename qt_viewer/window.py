@@ -592,19 +592,38 @@ class ViewerWindow(QMainWindow):
                               if heat.max() > 0 else None)
 
     def finding_boxes(self) -> list:
-        """Image boxes of the units with findings (their footprint, else what they draw)."""
+        """Image boxes of the units with findings: where they change the picture, or for
+        a unit that changes nothing (hidden), where it draws when rendered alone."""
         if self.analysis is None:
             return []
+        if self.analysis.finding_boxes is not None:
+            return self.analysis.finding_boxes
         run = self.analysis.run
         boxes = []
         for r in run.result["units"]:
             if not r.get("findings"):
                 continue
-            fp = run.footprint(r["index"])
-            box = nonzero_box(fp > 0) or run.loo.patches[r["index"]].box
+            box = nonzero_box(run.footprint(r["index"]) > 0) or self._drawn_box(r["index"])
             if box is not None:
                 boxes.append(box)
+        self.analysis.finding_boxes = boxes
         return boxes
+
+    def _drawn_box(self, unit: int):
+        """Where ``unit`` draws on its own (the engine's renderer, everything else
+        removed); None when it draws nothing or cannot be rendered."""
+        from svgloo.engine.errors import SvglooError
+        from svgloo.engine.render import render_layer
+        from svgloo.engine.units import apply_edits, edits_keeping
+
+        run = self.analysis.run
+        text = apply_edits(run.doc.text, edits_keeping(run.units, {unit}))
+        try:
+            box, _ = render_layer(text, run.loo.full.shape[0], self.base_settings.limits,
+                                  str(self.path))
+        except SvglooError:
+            return None
+        return box
 
     def _show_finding_markers(self) -> None:
         self.view.set_markers(self.finding_boxes() if self.mark_findings.isChecked() else [])
