@@ -107,6 +107,7 @@ class ImageView(QGraphicsView):
         self.setBackgroundBrush(QColor("#e8e8e8"))
         self._press = None
         self._fitted = False
+        self._fit_on_resize = True
 
     def image_size(self) -> int:
         return self.base_item.pixmap().width()
@@ -137,6 +138,7 @@ class ImageView(QGraphicsView):
     def zoom_by(self, factor: float) -> None:
         if 0.05 < self.zoom() * factor < MAX_ZOOM:
             self.scale(factor, factor)
+            self._fit_on_resize = False  # the reviewer chose a zoom: keep it
             self.schedule_crisp()
 
     def set_overlay(self, rgba: np.ndarray | None, box=None) -> None:
@@ -233,6 +235,8 @@ class ImageView(QGraphicsView):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if self._fit_on_resize:
+            self.fit()  # until the reviewer zooms, the whole picture stays in view
         self.schedule_crisp()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:

@@ -372,6 +372,7 @@ class ViewerWindow(QMainWindow):
         self._known_bytes = set()
         self._restore_key = None
         self.view._fitted = False
+        self.view._fit_on_resize = True
         self.setWindowTitle(f"svgloo viewer — {path.name}")
         self._remember(path)
         try:
