@@ -221,3 +221,27 @@ def test_view_names_missing_xcb_libraries():
                                  none_found) == []
     msg = xcb_message(["libxcb-cursor0"])
     assert "libxcb-cursor0" in msg and "apt-get install libxcb-cursor0" in msg
+
+
+@pytest.mark.slow
+def test_watch_scores_existing_drawings_but_not_sidecars(tmp_path):
+    from svgloo.cli_daemon import _score_existing
+    from svgloo.daemon.client import settings_dict
+    from svgloo.daemon.service import ScoringService
+    from svgloo.engine.score import ScoreSettings
+
+    drawing = EXAMPLES / "billiards.svg"
+    (tmp_path / "ball.svg").write_bytes(drawing.read_bytes())
+    (tmp_path / "ball.ref.svg").write_bytes(drawing.read_bytes())
+    (tmp_path / "notes.txt").write_text("not a drawing")
+    events = []
+    service = ScoringService()
+    try:
+        _score_existing(service, str(tmp_path), settings_dict(ScoreSettings(backbone="pixel")),
+                        events.append)
+    finally:
+        service.close()
+        service.pool.close()
+    assert [(e["event"], e["path"]) for e in events] == [("result",
+                                                          str(tmp_path / "ball.svg"))]
+    assert events[0]["result"]["summary"]["units"] >= 3
