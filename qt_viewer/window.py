@@ -46,12 +46,12 @@ def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None =
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
-    from svgloo.structure.plots import _short, display_name
+    from svgloo.structure.plots import display_name, shorten
 
     A = np.asarray(structure_result.get("attribution") or [[0.0]], dtype=float)
     if A.ndim != 2 or A.size == 0:
         A = np.zeros((1, 1))
-    concepts = [_short(display_name(c["name"]), 22)
+    concepts = [shorten(display_name(c["name"]), 22)
                 for c in structure_result.get("concepts", [])] or ["-"]
     units = [u["index"] for u in structure_result.get("units", [])] or list(range(A.shape[0]))
     labels = [(unit_labels or {}).get(i, f"#{i}") for i in units][:A.shape[0]]
@@ -487,10 +487,8 @@ class ViewerWindow(QMainWindow):
         self._show_finding_markers()
         self.act_remove_proven.setEnabled(len(self.removal_candidates()) >= 1)
         s = res["summary"]
-        from svgloo.cli_score import plural
-
         flagged = sum(bool(r.get("findings")) for r in res["units"])
-        self.summary_label.setText(f"{plural(s['units'], 'unit')}: {s['helpful']} helpful, "
+        self.summary_label.setText(f"{plural_units(s['units'])}: {s['helpful']} helpful, "
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
                                    f"{s['invisible']} invisible, {flagged} flagged")
         self.status_label.setText(self._status_text(res))

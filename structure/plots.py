@@ -33,7 +33,7 @@ def display_name(name: str) -> str:
     return f"{m['colour']}, {m['where']}" + (f" #{m['n']}" if m["n"] else "")
 
 
-def _short(name: str, n: int = 28) -> str:
+def shorten(name: str, n: int = 28) -> str:
     """Cut at a word boundary, never leaving a dangling comma."""
     if len(name) <= n:
         return name
@@ -48,7 +48,7 @@ def units_text(units: list[int], limit: int = 30) -> str:
     if not units:
         return "no unit mainly draws it"
     text = ("unit " if len(units) == 1 else "units ") + ", ".join(str(i) for i in units)
-    return _short(text, limit)
+    return shorten(text, limit)
 
 
 def attribution_plot(run, path: Path, max_units: int = 80) -> None:
@@ -56,7 +56,7 @@ def attribution_plot(run, path: Path, max_units: int = 80) -> None:
     result = run.result
     A = np.asarray(run.attribution)[:max_units]
     rows = result["units"][:max_units]
-    names = [_short(display_name(c["name"])) for c in result["concepts"]]
+    names = [shorten(display_name(c["name"])) for c in result["concepts"]]
     fig_h = max(2.5, 0.22 * len(rows) + 1.5)
     fig_w = max(4.0, 0.45 * len(names) + 3.5)
     fig, ax = plt.subplots(figsize=(fig_w, fig_h))
@@ -95,7 +95,7 @@ def heatmaps_plot(run, path: Path) -> None:
     axes.flat[0].set_title("render", fontsize=7)
     for ax, c, h in zip(list(axes.flat)[1:], concepts, run.heatmaps):
         ax.imshow(heatmap_rgb(run.loo.full, h))
-        ax.set_title(_short(display_name(c["name"]), 30), fontsize=7)
+        ax.set_title(shorten(display_name(c["name"]), 30), fontsize=7)
     fig.suptitle(f"{Path(run.result['file']).name}: concept heatmaps "
                  f"({run.result.get('grounder')})", fontsize=8)
     fig.tight_layout()
@@ -116,7 +116,7 @@ def concept_footprints_plot(run, path: Path) -> None:
         for i in c["units"]:
             total = np.maximum(total, run.footprint(i))
         ax.imshow(heatmap_rgb(run.loo.full, total))
-        ax.set_title(f"{_short(display_name(c['name']), 30)}\n{units_text(c['units'])}",
+        ax.set_title(f"{shorten(display_name(c['name']), 30)}\n{units_text(c['units'])}",
                      fontsize=6)
     fig.suptitle(f"{Path(run.result['file']).name}: each concept's units", fontsize=8)
     fig.tight_layout()

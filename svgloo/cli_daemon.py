@@ -203,10 +203,10 @@ def run_watch(args) -> int:
 
     service = ScoringService()
     service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)
-    print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
-        if args.initial:
+        if args.initial:  # the watcher is already on: a save during this pass is not lost
             _score_existing(service, folder, settings, on_event)
+        print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

@@ -140,12 +140,12 @@ def test_structure_report_names_and_legends():
     import io
 
     from svgloo.cli_structure import print_report
-    from svgloo.structure.plots import _short, display_name
+    from svgloo.structure.plots import display_name, shorten
 
     assert display_name("dark gray region, bottom right (2)") == "dark gray, bottom right #2"
     assert display_name("green region, centre") == "green, centre"
     assert display_name("the red ball") == "the red ball"
-    assert not _short("dark gray region, bottom right", 18).rstrip("\u2026").endswith(",")
+    assert not shorten("dark gray region, bottom right", 18).rstrip("\u2026").endswith(",")
     concepts = [{"name": "green region, centre", "units": [0, 1]},
                 {"name": "a very long author concept name that goes on", "units": []}]
     result = {
