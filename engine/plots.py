@@ -113,7 +113,11 @@ def contact_sheet(run, path: str | Path, max_units: int = 120) -> str:
     else:
         note = f"the contact sheet shows all {len(units)} units, harmful and flagged first"
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    # fixed margins: tight_layout measures every one of up to 121 axes' titles, which
+    # took a third of the sheet's time on a 122-unit file
+    top = 1 - 0.6 / (rows * 2.1)
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=top, wspace=0.05,
+                        hspace=0.55)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return note

@@ -146,9 +146,9 @@ def print_report(result: dict, out=None) -> None:
                          else "-")
         else:
             prims.append("(inactive)")
-    prim_w = max(len(p) for p in prims + ["main concept"])
+    prim_w = max(len(p) for p in prims + ["primary concept"])
     print(f"  {'unit':>4}  {'element':<{label_w}}  {'line:col':>{at_w}}  "
-          f"{'main concept':<{prim_w}}  {'purity':>6}", file=out)
+          f"{'primary concept':<{prim_w}}  {'purity':>6}", file=out)
     for r, a, prim in zip(rows, at, prims):
         pur = _fmt(r["purity"]) if r["active"] else ""
         print(f"  {r['index']:>4}  {_label(r):<{label_w}}  {a:>{at_w}}  {prim:<{prim_w}}  "
