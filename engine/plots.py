@@ -51,7 +51,7 @@ def write_footprints(run, out_dir: str | Path, progress=None) -> FootprintImages
     for row in rows:
         i = row["index"]
         path = out / f"unit-{i:04d}.png"
-        # fast zlib level: these are previews, and level 6 triples the time per image
+        # fastest zlib level: these are previews, size matters less than time
         Image.fromarray(heatmap_rgb(run.loo.full, run.footprint(i))).save(path,
                                                                           compress_level=1)
         written.append(path)
