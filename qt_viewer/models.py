@@ -15,7 +15,7 @@ COLUMNS = ["#", "tag", "id", "line:col", "delta", "verdict", "pixels", "flags", 
 CONCEPT_COLUMN = COLUMNS.index("concept")
 HEADER_TIPS = ["unit index (document order)", "element (path[2]: its third subpath)",
                "element id", "where the unit starts in the file (line:column, 1-based)",
-               "score without the unit minus the full score, negated: > 0 the unit helps",
+               "full score minus the score without the unit: > 0 the unit helps",
                "helpful / harmful / neutral by the thresholds", "pixels the unit changes",
                "findings: speck (visible on very few pixels), hidden N% (mostly covered by "
                "later elements)",
@@ -39,9 +39,6 @@ class UnitTableModel(QAbstractTableModel):
             row["primary"], row["purity"] = per_unit.get(row["index"], (None, None))
         if self.rows:
             self.dataChanged.emit(self.index(0, 8), self.index(len(self.rows) - 1, 9))
-
-    def rows_by_index(self) -> dict[int, dict]:
-        return {r["index"]: r for r in self.rows}
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)

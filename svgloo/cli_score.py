@@ -34,7 +34,8 @@ def add_scoring_arguments(p) -> None:
                         "this (delta > DELTA; default 0.005)")
     p.add_argument("--harmful-threshold", type=float, default=-0.005, metavar="DELTA",
                    help="a unit is harmful when removing it raises the score by more than "
-                        "this (delta < DELTA; default -0.005); in between it is neutral")
+                        "-DELTA (delta < DELTA; default -0.005, a rise of over 0.005); in "
+                        "between the two thresholds it is neutral")
     p.add_argument("--speck-threshold", type=float, default=0.0002, metavar="FRACTION",
                    help="flag a unit as a speck when its visible footprint is at most this "
                         "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "
