@@ -34,7 +34,10 @@ DEBOUNCE_S = 0.3
 
 def is_svg(path: str) -> bool:
     name = os.path.basename(path)
-    return name.lower().endswith(SUFFIXES) and not name.startswith((".#", "~"))
+    lower = name.lower()
+    # <stem>.ref.svg is another drawing's reference (engine/reference.py), not a drawing
+    return (lower.endswith(SUFFIXES) and not lower.endswith((".ref.svg", ".ref.svgz"))
+            and not name.startswith((".#", "~")))
 
 
 def read_watched(folder: str, path: str, max_bytes: int) -> bytes:

@@ -136,6 +136,48 @@ def render_rgba(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAULT
     return rgba
 
 
+def render_region_rgba(svg_text: str | bytes, canvas: int, box: tuple,
+                       limits: Limits = DEFAULT_LIMITS, name: str = "<input>") -> np.ndarray:
+    """The pixels ``box`` = (y0, y1, x0, x1) of a ``canvas`` x ``canvas`` render (premultiplied
+    RGBA), drawn without the rest of the canvas: how a viewer shows a zoomed-in part at
+    screen resolution. Only the box is allocated, so the canvas may exceed
+    ``max_render_size``; the box may not. Same parser, fetcher and placement as render_rgba:
+    the box equals the same crop of a full render at that canvas size."""
+    import cairosvg.parser
+    import cairosvg.surface
+
+    cairo = cairosvg.surface.cairo  # cairocffi, as CairoSVG uses it
+    y0, y1, x0, x1 = (int(v) for v in box)
+    h, w = y1 - y0, x1 - x0
+    if not (0 < h <= limits.max_render_size and 0 < w <= limits.max_render_size):
+        raise RenderError(name, f"region {w}x{h} px is empty or over the "
+                                f"{limits.max_render_size} px limit")
+    canvas = max(1, min(int(canvas), 32 * limits.max_render_size))
+
+    class RegionSurface(_surface_class()):
+        def _create_surface(self, width, height):
+            surface = cairo.ImageSurface(cairo.FORMAT_ARGB32, w, h)
+            surface.set_device_offset(-x0, -y0)  # canvas pixel (x0, y0) lands at (0, 0)
+            return surface, int(round(width)), int(round(height))
+
+    data = svg_text.encode("utf-8") if isinstance(svg_text, str) else svg_text
+    try:
+        tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=make_fetcher(limits),
+                                    unsafe=False)
+        surface = RegionSurface(tree, None, 96, output_width=canvas, output_height=canvas)
+        surface.finish()
+    except RecursionError:
+        raise RenderError(name, "document nests too deeply to render") from None
+    except MemoryError:
+        raise RenderError(name, "renderer ran out of memory") from None
+    except Exception as exc:  # CairoSVG raises many kinds; each is this file's problem
+        raise RenderError(name, f"renderer failed: {type(exc).__name__}: {exc}") from None
+    cs = surface.cairo
+    stride = cs.get_stride()
+    view = np.frombuffer(cs.get_data(), dtype=np.uint8).reshape(h, stride)[:, : w * 4]
+    return np.ascontiguousarray(view.reshape(h, w, 4)[..., _TO_RGBA])
+
+
 CAPTURE_ATTR = "data-svgloo-capture"
 
 

@@ -40,6 +40,9 @@ def run(args) -> int:
                           f"the viewer needs PyQt6 ({exc}); install it with "
                           "pip install PyQt6 (or pip install \".[viewer]\" in an svgloo "
                           "checkout)") from None
+    missing = missing_xcb_libraries()
+    if missing:
+        raise ConfigError(args.file or "svgloo view", xcb_message(missing))
     from .window import ViewerWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -54,6 +57,41 @@ def run(args) -> int:
         return int(app.exec())
     finally:
         win.shutdown()
+
+
+# Qt's xcb platform plugin (the X11 desktop) loads these at start and aborts the process,
+# with no Python exception, when one is missing: check first and name the packages.
+XCB_LIBRARIES = {"xcb-cursor": "libxcb-cursor0", "xcb-icccm": "libxcb-icccm4",
+                 "xcb-keysyms": "libxcb-keysyms1"}
+
+
+def uses_xcb(environ=None) -> bool:
+    """Whether Qt will pick its X11 (xcb) platform plugin."""
+    import os
+
+    env = os.environ if environ is None else environ
+    if not sys.platform.startswith("linux"):
+        return False
+    platform = env.get("QT_QPA_PLATFORM", "")
+    if platform:
+        return platform.split(":")[0].split(";")[0] == "xcb"
+    return bool(env.get("DISPLAY")) and not env.get("WAYLAND_DISPLAY")
+
+
+def missing_xcb_libraries(environ=None, find=None) -> list[str]:
+    """Debian/Ubuntu package names of the xcb libraries Qt needs and cannot find."""
+    if not uses_xcb(environ):
+        return []
+    if find is None:
+        from ctypes.util import find_library as find
+    return [pkg for lib, pkg in XCB_LIBRARIES.items() if not find(lib)]
+
+
+def xcb_message(missing: list[str]) -> str:
+    return ("the viewer's X11 (xcb) display needs system libraries that are missing: "
+            f"{', '.join(missing)}; install them (Debian/Ubuntu: sudo apt-get install "
+            f"{' '.join(missing)}; Fedora: xcb-util-cursor xcb-util-wm xcb-util-keysyms), "
+            "or run under Wayland (QT_QPA_PLATFORM=wayland)")
 
 
 def _quit_on_termination(app) -> None:

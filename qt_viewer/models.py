@@ -10,7 +10,17 @@ VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#77777
 SORT_ROLE = Qt.ItemDataRole.UserRole
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 
-COLUMNS = ["#", "tag", "id", "line", "delta", "verdict", "footprint px", "concept", "purity"]
+COLUMNS = ["#", "tag", "id", "line:col", "delta", "verdict", "pixels", "flags", "purity",
+           "concept"]
+CONCEPT_COLUMN = COLUMNS.index("concept")
+HEADER_TIPS = ["unit index (document order)", "element (path[2]: its third subpath)",
+               "element id", "where the unit starts in the file (line:column, 1-based)",
+               "full score minus the score without the unit: > 0 the unit helps",
+               "helpful / harmful / neutral by the thresholds", "pixels the unit changes",
+               "findings: speck (visible on very few pixels), hidden N% (mostly covered by "
+               "later elements)",
+               "share of the unit's attribution going to its main concept",
+               "the unit's main concept"]
 
 
 class UnitTableModel(QAbstractTableModel):
@@ -28,7 +38,7 @@ class UnitTableModel(QAbstractTableModel):
         for row in self.rows:
             row["primary"], row["purity"] = per_unit.get(row["index"], (None, None))
         if self.rows:
-            self.dataChanged.emit(self.index(0, 7), self.index(len(self.rows) - 1, 8))
+            self.dataChanged.emit(self.index(0, 8), self.index(len(self.rows) - 1, 9))
 
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
@@ -37,8 +47,11 @@ class UnitTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return HEADER_TIPS[section]
         return None
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
@@ -49,9 +62,10 @@ class UnitTableModel(QAbstractTableModel):
         if role == ROW_ROLE:
             return row
         if role == SORT_ROLE:
-            return [row["index"], row["tag"], row.get("id") or "", row["line"], row["delta"],
-                    row["verdict"], row["footprint_pixels"], row.get("primary") or "",
-                    -1.0 if row.get("purity") is None else row["purity"]][col]
+            return [row["index"], row["tag"], row.get("id") or "", row["offsets"][0],
+                    row["delta"], row["verdict"], row["footprint_pixels"], flags_text(row),
+                    -1.0 if row.get("purity") is None else row["purity"],
+                    row.get("primary") or ""][col]
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
                 return str(row["index"])
@@ -61,7 +75,7 @@ class UnitTableModel(QAbstractTableModel):
             if col == 2:
                 return row.get("id") or ""
             if col == 3:
-                return str(row["line"])
+                return f"{row['line']}:{row['column']}"
             if col == 4:
                 return f"{row['delta']:+.4f}"
             if col == 5:
@@ -69,22 +83,43 @@ class UnitTableModel(QAbstractTableModel):
             if col == 6:
                 return str(row["footprint_pixels"])
             if col == 7:
-                return row.get("primary") or ""
+                return flags_text(row)
             if col == 8:
                 return "" if row.get("purity") is None else f"{row['purity']:.2f}"
+            if col == 9:
+                return row.get("primary") or ""
         if role == Qt.ItemDataRole.ForegroundRole and col in (4, 5):
             return QBrush(QColor(VERDICT_COLORS.get(row["verdict"], "#777777")))
+        if role == Qt.ItemDataRole.ForegroundRole and col == 7:
+            return QBrush(QColor(FINDING_COLOR))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 6, 8):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"unit {row['index']} <{row['tag']}> line {row['line']}: delta "
-                    f"{row['delta']:+.6f} ({row['verdict']}), {row['footprint_pixels']} "
-                    "changed pixels")
+            tip = (f"unit {row['index']} <{row['tag']}> at {row['line']}:{row['column']}: "
+                   f"delta {row['delta']:+.6f} ({row['verdict']}), {row['footprint_pixels']} "
+                   "changed pixels")
+            if row.get("primary"):
+                tip += f"; main concept: {row['primary']}"
+            for f in row.get("findings") or []:
+                tip += "\n" + f.get("message", f.get("kind", ""))
+            return tip
         return None
 
 
-FILTERS = {"all": "All units", "harmful": "Harmful", "invisible": "No visible effect",
-           "helpful": "Helpful"}
+FILTERS = {"all": "All units", "harmful": "Harmful", "findings": "Findings",
+           "invisible": "No visible effect", "helpful": "Helpful"}
+FINDING_COLOR = "#b5179e"
+
+
+def flags_text(row: dict) -> str:
+    """The unit's findings in a few words: 'speck', 'hidden 97%'."""
+    cells = []
+    for f in row.get("findings") or []:
+        if f.get("kind") == "mostly_hidden" and f.get("hidden_share") is not None:
+            cells.append(f"hidden {f['hidden_share']:.0%}")
+        else:
+            cells.append(str(f.get("kind", "?")))
+    return ", ".join(cells)
 
 
 class UnitFilterProxy(QSortFilterProxyModel):
@@ -107,4 +142,6 @@ class UnitFilterProxy(QSortFilterProxyModel):
             return row["verdict"] == "helpful"
         if self.mode == "invisible":
             return not row["visible"]
+        if self.mode == "findings":
+            return bool(row.get("findings"))
         return True

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import io
+import math
 import re
 from pathlib import Path
 
 import numpy as np
 from PyQt6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer, pyqtSignal
 from PyQt6.QtGui import QAction, QColor, QFont, QKeySequence, QPixmap, QTextCharFormat, QTextCursor
-from PyQt6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+from PyQt6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                              QLineEdit, QListWidget, QMainWindow, QPlainTextEdit, QProgressBar,
                              QPushButton, QSplitter, QTableView, QTabWidget, QTextEdit,
                              QToolBar, QVBoxLayout, QWidget, QAbstractItemView, QScrollArea)
 
 from .edits import FileSession
 from .images import ImageView, heat_overlay, nonzero_box
-from .models import FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
+from .models import CONCEPT_COLUMN, FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
 from .worker import Analysis, ConceptsOutcome, ScoreJob
 
 METRIC_HELP = {
@@ -31,37 +32,39 @@ METRIC_HELP = {
                  "own (lower is better)",
 }
 MAX_RECENT = 10
+LONG_LINE = 200  # source lines longer than this are cut in the source view
 CHANGED = 12 / 255
 _LINES = re.compile(r"\r\n|\r|\n")  # the engine's line breaks
 
 
 def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None = None,
-                    path=None) -> bytes:
-    """The units x concepts attribution matrix as a labelled heatmap (PNG bytes); also
-    written to ``path`` when given."""
+                    path=None, width_px: int = 600, height_px: int = 380) -> bytes:
+    """The units x concepts attribution matrix as a labelled heatmap (PNG bytes) sized to
+    ``width_px`` x ``height_px`` with every label inside; also written to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
+    from svgloo.structure.plots import display_name, shorten
+
     A = np.asarray(structure_result.get("attribution") or [[0.0]], dtype=float)
     if A.ndim != 2 or A.size == 0:
         A = np.zeros((1, 1))
-    concepts = [c["name"] for c in structure_result.get("concepts", [])] or ["-"]
+    concepts = [shorten(display_name(c["name"]), 22)
+                for c in structure_result.get("concepts", [])] or ["-"]
     units = [u["index"] for u in structure_result.get("units", [])] or list(range(A.shape[0]))
     labels = [(unit_labels or {}).get(i, f"#{i}") for i in units][:A.shape[0]]
-    h = min(14.0, 1.6 + 0.18 * A.shape[0])
-    w = min(12.0, 2.6 + 0.45 * A.shape[1])
-    fig = Figure(figsize=(w, h), dpi=100)
+    fig = Figure(figsize=(width_px / 100, height_px / 100), dpi=100)
     ax = fig.add_subplot(111)
     im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
-    ax.set_xticks(range(A.shape[1]), concepts[:A.shape[1]], rotation=45, ha="right",
+    ax.set_xticks(range(A.shape[1]), concepts[:A.shape[1]], rotation=30, ha="right",
                   fontsize=7)
-    step = max(1, A.shape[0] // 60)
+    step = max(1, math.ceil(A.shape[0] / 24))  # at most 24 unit labels
     ax.set_yticks(range(0, A.shape[0], step), labels[::step], fontsize=6)
-    ax.set_xlabel("concept")
-    ax.set_ylabel("unit")
-    ax.set_title(f"{Path(structure_result.get('file', '')).name}: attribution", fontsize=8)
+    ax.set_ylabel("unit" + (f" (every {step}th labelled)" if step > 1 else ""), fontsize=7)
+    ax.set_title(f"{Path(structure_result.get('file', '')).name}: attribution of each unit "
+                 "to each concept", fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.05)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -70,6 +73,10 @@ def attribution_png(structure_result: dict, unit_labels: dict[int, str] | None =
     if path is not None:
         Path(path).write_bytes(data)
     return data
+
+
+def plural_units(n: int) -> str:
+    return f"{n} unit{'' if n == 1 else 's'}"
 
 
 class ViewerWindow(QMainWindow):
@@ -95,6 +102,10 @@ class ViewerWindow(QMainWindow):
         self.session: FileSession | None = None
         self.job: ScoreJob | None = None
         self._rescore_pending = False
+        self.scoring_failed = False
+        self.selection = None       # see _set_selection
+        self.last_removal = None    # the last engine.removal.RemovalCheck
+        self._syncing = False
         self._known_bytes: set[bytes] = set()
         self.watcher = None
         self.layer_cache: dict = {}
@@ -124,7 +135,15 @@ class ViewerWindow(QMainWindow):
         self.act_undo = QAction("Undo", self, shortcut=QKeySequence.StandardKey.Undo)
         self.act_undo.triggered.connect(self.undo)
         self.act_undo.setEnabled(False)
-        for a in (self.act_open, self.act_rescore, self.act_remove, self.act_undo):
+        self.act_remove_proven = QAction("Remove all proven-removable", self)
+        self.act_remove_proven.setToolTip(
+            "remove every unit with no visible effect that can go together: the result is "
+            "rendered and compared with the full picture first; units whose joint removal "
+            "would change it stay")
+        self.act_remove_proven.triggered.connect(self.remove_proven_removable)
+        self.act_remove_proven.setEnabled(False)
+        for a in (self.act_open, self.act_rescore, self.act_remove, self.act_remove_proven,
+                  self.act_undo):
             tb.addAction(a)
         tb.addSeparator()
         tb.addWidget(QLabel(" backbone "))
@@ -142,6 +161,7 @@ class ViewerWindow(QMainWindow):
         self.reference_edit.editingFinished.connect(self._settings_edited)
         tb.addWidget(self.reference_edit)
         browse = QPushButton("…")
+        browse.setFixedWidth(32)
         browse.setToolTip("choose a reference image or SVG")
         browse.clicked.connect(self._browse_reference)
         tb.addWidget(browse)
@@ -166,6 +186,7 @@ class ViewerWindow(QMainWindow):
         menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
         edit = self.menuBar().addMenu("&Edit")
         edit.addAction(self.act_remove)
+        edit.addAction(self.act_remove_proven)
         edit.addAction(self.act_undo)
         edit.addAction(self.act_rescore)
         self._refresh_recent_menu()
@@ -198,6 +219,11 @@ class ViewerWindow(QMainWindow):
         self.filter_combo.currentIndexChanged.connect(
             lambda _: self.proxy.set_mode(self.filter_combo.currentData()))
         row.addWidget(self.filter_combo)
+        self.mark_findings = QCheckBox("mark findings")
+        self.mark_findings.setToolTip("outline specks and mostly hidden units on the picture")
+        self.mark_findings.setChecked(True)
+        self.mark_findings.toggled.connect(lambda _: self._show_finding_markers())
+        row.addWidget(self.mark_findings)
         row.addStretch(1)
         self.summary_label = QLabel()
         row.addWidget(self.summary_label)
@@ -212,8 +238,14 @@ class ViewerWindow(QMainWindow):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # the concept (last) column takes what is left and elides: every other column,
+        # purity included, stays whole at 1280x800
+        header.setSectionResizeMode(CONCEPT_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         vsplit = QSplitter(Qt.Orientation.Vertical)
         vsplit.addWidget(self.table)
@@ -236,7 +268,7 @@ class ViewerWindow(QMainWindow):
         self.concepts_status.setWordWrap(True)
         cl.addWidget(self.concepts_status)
         self.concept_list = QListWidget()
-        self.concept_list.setMaximumHeight(150)
+        self.concept_list.setMaximumHeight(120)
         self.concept_list.currentRowChanged.connect(self._concept_selected)
         cl.addWidget(self.concept_list)
         self.metrics_label = QLabel()
@@ -246,6 +278,7 @@ class ViewerWindow(QMainWindow):
         self.attribution_label = QLabel()
         self.attribution_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         scroll = QScrollArea()
+        self.attribution_scroll = scroll
         scroll.setWidget(self.attribution_label)
         scroll.setWidgetResizable(True)
         cl.addWidget(scroll, 1)
@@ -334,10 +367,12 @@ class ViewerWindow(QMainWindow):
         self.analysis = None
         self.session = None
         self.structure = None
+        self.scoring_failed = False
         self.layer_cache = {}
         self._known_bytes = set()
         self._restore_key = None
         self.view._fitted = False
+        self.view._fit_on_resize = True
         self.setWindowTitle(f"svgloo viewer — {path.name}")
         self._remember(path)
         try:
@@ -390,6 +425,7 @@ class ViewerWindow(QMainWindow):
             self.rescore()
 
     def _on_failed(self, message: str) -> None:
+        self.scoring_failed = True
         self.show_error(message)
         self.status_label.setText("scoring failed")
 
@@ -403,9 +439,28 @@ class ViewerWindow(QMainWindow):
         self.error_banner.clear()
         self.error_banner.hide()
 
+    def _forget_failure(self) -> None:
+        self.scoring_failed = False
+        self.clear_error()
+        if self.analysis is not None:
+            self.status_label.setText(self._status_text(self.analysis.run.result))
+
+    def _status_text(self, res: dict) -> str:
+        """One short line (the full reference source and the notes go to the tooltip)."""
+        ref = res["reference"]
+        return (f"{self.path.name}: {res['backbone']} backbone vs {ref['kind']} reference; "
+                f"scored in {res['timings']['total_s']:.1f} s"
+                + (f"; {len(res['notes'])} note{'s' if len(res['notes']) > 1 else ''} "
+                   "(hover)" if res["notes"] else ""))
+
+    def _status_tip(self, res: dict) -> str:
+        ref = res["reference"]
+        return "\n".join([f"reference: {ref['kind']} ({ref.get('source')})"] + res["notes"])
+
     def _on_scored(self, analysis: Analysis) -> None:
         if self.path is None or analysis.path != self.path:
             return  # a file that is no longer open
+        self.scoring_failed = False
         self.clear_error()
         prev_key = self._restore_key or self.selected_key()
         self.analysis = analysis
@@ -419,27 +474,28 @@ class ViewerWindow(QMainWindow):
         self.act_undo.setEnabled(self.session.can_undo())
         run = analysis.run
         res = run.result
-        self.view.set_image(run.loo.full)
+        self.view.set_image(run.loo.full, (run.doc.text, str(analysis.path),
+                                           self.base_settings.limits))
         rows = []
         for r in res["units"]:
-            rows.append({**r, "line": r["range"]["start"]["line"] + 1, "primary": None,
+            rows.append({**r, "line": r["range"]["start"]["line"] + 1,
+                         "column": r["range"]["start"]["character"] + 1, "primary": None,
                          "purity": None})
         self.model.set_rows(rows)
         if self.structure is not None:
             self._apply_structure_to_rows()
+        self._show_finding_markers()
+        self.act_remove_proven.setEnabled(len(self.removal_candidates()) >= 1)
         s = res["summary"]
-        self.summary_label.setText(f"{s['units']} units: {s['helpful']} helpful, "
+        flagged = sum(bool(r.get("findings")) for r in res["units"])
+        self.summary_label.setText(f"{plural_units(s['units'])}: {s['helpful']} helpful, "
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
-                                   f"{s['invisible']} invisible")
-        ref = res["reference"]
-        self.status_label.setText(f"{self.path.name}: {res['backbone']} backbone vs "
-                                  f"{ref['kind']} reference ({ref.get('source')}); "
-                                  f"{res['timings']['total_s']:.2f}s"
-                                  + ("; " + "; ".join(res["notes"]) if res["notes"] else ""))
+                                   f"{s['invisible']} invisible, {flagged} flagged")
+        self.status_label.setText(self._status_text(res))
+        self.status_label.setToolTip(self._status_tip(res))
         self._restore_key = None
         if not (prev_key and self.select_key(prev_key)):
-            self.view.set_overlay(None)
-            self.source_view.clear()
+            self._set_selection(None)
         self.analysisReady.emit()
 
     # ------------------------------------------------------------ concepts
@@ -456,9 +512,11 @@ class ViewerWindow(QMainWindow):
         self.concepts_status.setText(f"{len(res.get('concepts', []))} concepts "
                                      f"({res.get('definitions', '')} definitions); select one "
                                      "to see its heatmap over the render")
+        from svgloo.structure.plots import display_name, units_text
+
         for c in res.get("concepts", []):
-            self.concept_list.addItem(f"{c['name']}  ({c.get('source', '')}, "
-                                      f"{len(c.get('units', []))} elements)")
+            self.concept_list.addItem(f"{display_name(c['name'])}  ({c.get('source', '')}; "
+                                      f"{units_text(c.get('units', []), 60)})")
         lines = []
         for name, value in (res.get("metrics") or {}).items():
             shown = "—" if value is None else f"{value:.3f}" if isinstance(value, float) \
@@ -466,7 +524,11 @@ class ViewerWindow(QMainWindow):
             lines.append(f"<b>{name}</b> {shown}: {METRIC_HELP.get(name, '')}")
         self.metrics_label.setText("<br>".join(lines))
         try:
-            png = attribution_png(res, self._unit_labels(outcome.run))
+            # sized from the tab panel (the scroll area has no size while its tab is
+            # hidden): the panel's width, and what the list and metrics leave of its height
+            png = attribution_png(res, self._unit_labels(outcome.run),
+                                  width_px=max(420, self.tabs.width() - 48),
+                                  height_px=max(280, min(480, self.tabs.height() - 330)))
             pm = QPixmap()
             pm.loadFromData(png, "PNG")
             self.attribution_label.setPixmap(pm)
@@ -486,6 +548,8 @@ class ViewerWindow(QMainWindow):
     def _apply_structure_to_rows(self) -> None:
         if self.structure is None or self.analysis is None:
             return
+        from svgloo.structure.plots import display_name
+
         res = self.structure.result
         names = [c["name"] for c in res.get("concepts", [])]
         by_element = {}
@@ -496,7 +560,7 @@ class ViewerWindow(QMainWindow):
         for u in res.get("units", []):
             primary = u.get("primary")
             if isinstance(primary, int) and 0 <= primary < len(names):
-                primary = names[primary]
+                primary = display_name(names[primary])
             element = sunits[u["index"]].element if sunits is not None else u["index"]
             by_element[element] = (primary, u.get("purity"))
         per_unit = {}
@@ -506,8 +570,17 @@ class ViewerWindow(QMainWindow):
         self.model.set_concepts(per_unit)
 
     def _concept_selected(self, row: int) -> None:
-        if self.structure is None or row < 0:
+        """The concept list's current row changed: the concept becomes the selection (the
+        units table is cleared, so table and picture never disagree)."""
+        if self._syncing:
             return
+        if self.structure is None or row < 0:
+            if self.selection and self.selection[0] == "concept":
+                self._set_selection(None)
+            return
+        self._set_selection(("concept", row))
+
+    def _draw_concept(self, row: int) -> None:
         heat = np.asarray(self.structure.heatmaps[row], dtype=np.float32)
         full = self.analysis.run.loo.full if self.analysis else None
         if full is not None and heat.shape != full.shape[:2]:
@@ -516,6 +589,43 @@ class ViewerWindow(QMainWindow):
             heat = np.asarray(Image.fromarray(heat).resize(full.shape[1::-1]), np.float32)
         self.view.set_overlay(heat_overlay(heat), nonzero_box(heat > 0.5 * heat.max())
                               if heat.max() > 0 else None)
+
+    def finding_boxes(self) -> list:
+        """Image boxes of the units with findings: where they change the picture, or for
+        a unit that changes nothing (hidden), where it draws when rendered alone."""
+        if self.analysis is None:
+            return []
+        if self.analysis.finding_boxes is not None:
+            return self.analysis.finding_boxes
+        run = self.analysis.run
+        boxes = []
+        for r in run.result["units"]:
+            if not r.get("findings"):
+                continue
+            box = nonzero_box(run.footprint(r["index"]) > 0) or self._drawn_box(r["index"])
+            if box is not None:
+                boxes.append(box)
+        self.analysis.finding_boxes = boxes
+        return boxes
+
+    def _drawn_box(self, unit: int):
+        """Where ``unit`` draws on its own (the engine's renderer, everything else
+        removed); None when it draws nothing or cannot be rendered."""
+        from svgloo.engine.errors import SvglooError
+        from svgloo.engine.render import render_layer
+        from svgloo.engine.units import apply_edits, edits_keeping
+
+        run = self.analysis.run
+        text = apply_edits(run.doc.text, edits_keeping(run.units, {unit}))
+        try:
+            box, _ = render_layer(text, run.loo.full.shape[0], self.base_settings.limits,
+                                  str(self.path))
+        except SvglooError:
+            return None
+        return box
+
+    def _show_finding_markers(self) -> None:
+        self.view.set_markers(self.finding_boxes() if self.mark_findings.isChecked() else [])
 
     # ----------------------------------------------------------- selection
     def selected_unit(self) -> int | None:
@@ -545,75 +655,132 @@ class ViewerWindow(QMainWindow):
                           if r["index"] == index and r["tag"] == tag), None)
         if match is None:
             return False
-        self.select_unit(match["index"])
-        return True
+        return self.select_unit(match["index"], reveal=False)
 
-    def select_unit(self, unit: int) -> None:
+    def select_unit(self, unit: int, reveal: bool = True) -> bool:
+        """Select a unit in the table (and so in the picture). A unit the filter hides is
+        shown by switching to "All units" when ``reveal``; otherwise it stays unselected
+        (restoring a selection after a re-score must not undo the reviewer's filter)."""
         src_row = next((k for k, r in enumerate(self.model.rows) if r["index"] == unit), None)
         if src_row is None:
-            return
+            return False
         pidx = self.proxy.mapFromSource(self.model.index(src_row, 0))
-        if not pidx.isValid():  # filtered out: show everything
+        if not pidx.isValid():
+            if not reveal:
+                return False
             self.filter_combo.setCurrentIndex(self.filter_combo.findData("all"))
             pidx = self.proxy.mapFromSource(self.model.index(src_row, 0))
         self.table.selectionModel().select(
             pidx, QItemSelectionModel.SelectionFlag.ClearAndSelect
             | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(pidx)
+        return True
 
     def _selection_changed(self, *_):
+        """The table's selection changed (a click, select_unit, or a model reset)."""
+        if self._syncing:
+            return
         unit = self.selected_unit()
-        if unit is None or self.analysis is None:
+        if unit is None:
+            if self.selection is None or self.selection[0] == "unit":
+                self._set_selection(None)
+            return
+        self._set_selection(("unit", unit))
+
+    def selected_concept(self) -> int | None:
+        return self.selection[1] if self.selection and self.selection[0] == "concept" else None
+
+    def _set_selection(self, selection) -> None:
+        """The one selection state: None, ("unit", index) or ("concept", row). It sets the
+        table, the concept list, the picture's overlay and the source view together."""
+        self.selection = selection
+        self._syncing = True
+        try:
+            if selection is None or selection[0] != "unit":
+                self.table.selectionModel().clearSelection()
+            if selection is None or selection[0] != "concept":
+                self.concept_list.setCurrentRow(-1)
+        finally:
+            self._syncing = False
+        if selection is None or self.analysis is None:
             self.view.set_overlay(None)
             self.source_view.clear()
             return
+        kind, index = selection
+        if kind == "concept":
+            self._draw_concept(index)
+            self.source_view.clear()
+            self.source_view.setPlaceholderText("a concept is selected: pick a unit to see "
+                                                "its source")
+            return
         run = self.analysis.run
-        fp = run.footprint(unit)
-        box = nonzero_box(fp > CHANGED) or nonzero_box(fp > 0) or run.loo.patches[unit].box
+        fp = run.footprint(index)
+        box = nonzero_box(fp > CHANGED) or nonzero_box(fp > 0) or run.loo.patches[index].box
         self.view.set_overlay(heat_overlay(fp), box)
-        self._show_source(unit)
+        self._show_source(index)
 
     def _show_source(self, unit: int) -> None:
-        """The element's exact source span with line numbers, plus two lines of context
-        each side (long context lines are cut; one-line files show just the span)."""
+        """The element's lines with line numbers and two lines of context each side, all
+        with one gutter so the columns line up; the element's lines are tinted and the
+        unit's own characters (a subpath's, say) marked. Lines longer than LONG_LINE (a
+        one-line file) are shown from the element's start, with '…' for what is cut."""
         run = self.analysis.run
         doc = run.doc
         u = run.units.units[unit]
         el = doc.elements[u.element]
-        line0 = doc.position(el.start)[0]
-        line1 = doc.position(max(el.start, el.end - 1))[0]
         lines = _LINES.split(doc.text)
+        line0, col0 = doc.position(el.start)
+        line1, _ = doc.position(max(el.start, el.end - 1))
         first, last = max(0, line0 - 2), min(len(lines) - 1, line1 + 2)
-        u0, u1 = doc.position(u.start)[0], doc.position(max(u.start, u.end - 1))[0]
         width = len(str(last + 1))
-
-        def cut(text: str) -> str:
-            return text if len(text) <= 160 else text[:160] + " …"
-
-        shown, marked = [], []
-        for n in range(first, line0):
-            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
-        start_col = doc.position(el.start)[1]
-        span_lines = _LINES.split(doc.text[el.start:el.end])
-        for k, text in enumerate(span_lines):
-            n = line0 + k
-            if k == 0 and start_col:
-                text = ("… " if start_col > 0 else "") + text
-            marked.append(len(shown))
-            shown.append(f"{'>' if u0 <= n <= u1 else ' '}{n + 1:>{width}} | {text}")
-        for n in range(line1 + 1, last + 1):
-            shown.append(f" {n + 1:>{width}} | {cut(lines[n])}")
+        shown, tinted, marks = [], [], []
+        for n in range(first, last + 1):
+            text = lines[n]
+            line_start = doc.offset(n, 0)
+            inside = line0 <= n <= line1
+            lo, hi = 0, len(text)
+            if len(text) > LONG_LINE:
+                if inside:
+                    # from the element's start (on its first line) to its end, capped
+                    lo = col0 if n == line0 else 0
+                    hi = min(len(text), max(lo, el.end - line_start), lo + 4 * LONG_LINE)
+                else:
+                    hi = LONG_LINE
+            gutter = f"{'>' if inside else ' '}{n + 1:>{width}} | " + ("… " if lo else "")
+            body = text[lo:hi] + (" …" if hi < len(text) else "")
+            if inside:
+                tinted.append(len(shown))
+                a = max(u.start, line_start + lo) - line_start - lo
+                b = min(u.end, line_start + hi) - line_start - lo
+                if b > a:
+                    marks.append((len(shown), len(gutter) + a, len(gutter) + b))
+            shown.append(gutter + body)
         self.source_view.setPlainText("\n".join(shown))
-        fmt = QTextCharFormat()
-        fmt.setBackground(QColor("#fff3c4"))
-        fmt.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
+        line_fmt = QTextCharFormat()
+        line_fmt.setBackground(QColor("#fff3c4"))
+        line_fmt.setProperty(QTextCharFormat.Property.FullWidthSelection, True)
+        unit_fmt = QTextCharFormat()
+        unit_fmt.setBackground(QColor("#ffd76e"))
         sels = []
-        for k in marked:
+        document = self.source_view.document()
+        for k in tinted:
             sel = QTextEdit.ExtraSelection()
-            sel.format = fmt
-            sel.cursor = QTextCursor(self.source_view.document().findBlockByNumber(k))
+            sel.format = line_fmt
+            sel.cursor = QTextCursor(document.findBlockByNumber(k))
+            sels.append(sel)
+        for k, a, b in marks:
+            cur = QTextCursor(document.findBlockByNumber(k))
+            block_start = cur.position()
+            cur.setPosition(block_start + a)
+            cur.setPosition(block_start + b, QTextCursor.MoveMode.KeepAnchor)
+            sel = QTextEdit.ExtraSelection()
+            sel.format = unit_fmt
+            sel.cursor = cur
             sels.append(sel)
         self.source_view.setExtraSelections(sels)
+        if tinted:
+            self.source_view.setTextCursor(QTextCursor(document.findBlockByNumber(tinted[0])))
+            self.source_view.centerCursor()
 
     def unit_at_pixel(self, x: int, y: int) -> int | None:
         """The unit whose footprint is strongest at image pixel (x, y)."""
@@ -661,6 +828,56 @@ class ViewerWindow(QMainWindow):
         return self._write(lambda: self.session.remove_unit(self.analysis.run, unit),
                            f"removed unit {unit}")
 
+    def removal_candidates(self) -> list[int]:
+        """The units the editor's bulk fix offers to remove: those with no visible effect."""
+        if self.analysis is None:
+            return []
+        return [r["index"] for r in self.analysis.run.result["units"] if not r["visible"]]
+
+    def remove_proven_removable(self) -> bool:
+        """Remove, in one undoable write, every candidate that rendering proves can go
+        together (engine.removal.check_removal: the picture without them equals the full
+        picture; a set that changes it is narrowed greedily)."""
+        from PyQt6.QtWidgets import QApplication
+
+        from svgloo.engine.removal import check_removal
+        from svgloo.engine.units import apply_edits, edits_keeping
+
+        if self.analysis is None or self.session is None:
+            self.show_error("nothing is loaded yet")
+            return False
+        candidates = self.removal_candidates()
+        if not candidates:
+            self.statusBar().showMessage("no unit without visible effect to remove", 5000)
+            return False
+        run = self.analysis.run
+        settings = self.score_settings()
+        self.status_label.setText(f"proving the removal of {len(candidates)} units by "
+                                  "rendering…")
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            check = check_removal(run.units, candidates, size=settings.size,
+                                  limits=settings.limits)
+        except Exception as exc:
+            self.show_error(f"{self.path}: could not prove the removal: {exc}")
+            return False
+        finally:
+            QApplication.restoreOverrideCursor()
+            self.status_label.setText(self._status_text(run.result))
+        self.last_removal = check
+        if not check.removable:
+            self.show_error(f"{self.path}: none of the {len(candidates)} units with no visible "
+                            "effect can be removed without changing the picture")
+            return False
+        keep = {u.index for u in run.units.units} - set(check.removable)
+        text = apply_edits(run.doc.text, edits_keeping(run.units, keep))
+        k, n = len(check.removable), len(candidates)
+        what = (f"removed {plural_units(k)} with no visible effect (proved by rendering)"
+                if k == n else
+                f"removed {k} of {n} units with no visible effect ({n - k} kept: removing "
+                "them too would change the picture)")
+        return self._write(lambda: self.session.write_text(text), what)
+
     def undo(self) -> bool:
         if self.session is None or not self.session.can_undo():
             return False
@@ -695,6 +912,12 @@ class ViewerWindow(QMainWindow):
             current = self.path.read_bytes()
         except OSError:
             return  # mid-save (deleted before the rename); the rename will come
+        if (self.scoring_failed and self.analysis is not None and self.job is None
+                and current == self.analysis.raw):
+            # back to the exact bytes of the last good analysis (an editor's undo): that
+            # analysis is valid again, so the failure no longer applies
+            self._forget_failure()
+            return
         if current in self._known_bytes and self.job is None:
             return
         self._known_bytes.add(current)

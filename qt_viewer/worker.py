@@ -15,6 +15,7 @@ class Analysis:
     path: Path
     raw: bytes
     run: object  # svgloo.engine.score.ScoreRun
+    finding_boxes: list | None = None  # filled by the window on first use
 
 
 @dataclass

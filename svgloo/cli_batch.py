@@ -17,8 +17,9 @@ def register(sub) -> None:
     p.add_argument("dir", help="folder of SVG files")
     p.add_argument("--out", default="svgloo-batch",
                    help="output folder (default ./svgloo-batch)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (each renders with one engine worker)")
+    p.add_argument("--workers", type=int, default=default_workers(),
+                   help="worker processes, each rendering with one engine worker (default: "
+                        f"one per CPU core, here {default_workers()})")
     p.add_argument("--structure", action="store_true", help="also run structure analysis")
     p.add_argument("--no-score", dest="score", action="store_false",
                    help="skip leave-one-out scoring (with --structure)")
@@ -36,10 +37,21 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def default_workers() -> int:
+    """One batch worker per core this process may use."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def run(args) -> int:
-    from svgloo.validation.batch import find_svgs, run_batch, shard
-    from svgloo.cli_score import settings_from_args
+    from svgloo.cli_score import plural, settings_from_args
     from svgloo.engine.errors import ConfigError
+    from svgloo.validation.batch import find_svgs, run_batch, shard
+    from svgloo.validation.executors import make_executor
 
     if not args.score and not args.structure:
         raise ConfigError(None, "nothing to do: --no-score without --structure")
@@ -49,16 +61,14 @@ def run(args) -> int:
     if args.limit:
         files = files[:args.limit]
     files = shard(files, args.shard)
-    from svgloo.validation.executors import make_executor
-
     counts = run_batch(files, args.out, settings_from_args(args), do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty(),
                        executor=make_executor(args.workers, args.ray))
     fps = counts["files_per_second"]
-    print(f"{counts['files']} files: {counts['ok']} ok, {counts['error']} errors, "
-          f"{counts['skipped']} skipped (already done) in {counts['seconds']:.1f} s"
-          + (f" ({fps:.2f} files/s with {args.workers} worker"
-             f"{'s' if args.workers > 1 else ''})" if fps else ""))
+    print(f"{plural(counts['files'], 'file')}: {counts['ok']} ok, "
+          f"{plural(counts['error'], 'error')}, {counts['skipped']} skipped (already done) "
+          f"in {counts['seconds']:.1f} s"
+          + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')})" if fps else ""))
     print(f"results: {args.out}/results.jsonl, summary: {args.out}/summary.csv")
     return 1 if counts["error"] else 0

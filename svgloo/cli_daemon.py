@@ -45,14 +45,18 @@ def register(sub) -> None:
     from svgloo.cli_score import add_reference_arguments, add_scoring_arguments
 
     w = sub.add_parser("watch", help="re-score SVG files in a folder whenever they are saved",
-                       description="Watch a folder and print one line per re-scored SVG "
-                                   "file (Ctrl-C stops). Results also go to the cache.")
+                       description="Score every SVG file in a folder once, then watch it and "
+                                   "print one line per re-scored file whenever one is saved "
+                                   "(Ctrl-C stops). <name>.ref.svg reference sidecars are "
+                                   "not scored. Results also go to the cache.")
     w.add_argument("folder", help="folder to watch (recursively)")
     add_reference_arguments(w)
     add_scoring_arguments(w)
     w.add_argument("--json", action="store_true", help="print one JSON event per line")
     w.add_argument("--debounce", type=float, default=0.3, help="quiet time in seconds "
                                                                "before re-scoring (0.3)")
+    w.add_argument("--no-initial", dest="initial", action="store_false",
+                   help="do not score the files already there at start")
     w.set_defaults(func=run_watch)
 
 
@@ -179,8 +183,35 @@ def _event_line(ev: dict) -> str:
     s = r["summary"]
     d = r.get("daemon", {})
     how = "cached" if d.get("cached") else f"{d.get('elapsed_s', 0):.2f} s"
-    return (f"{stamp} {path}: {s['units']} units, {s['helpful']} helpful, {s['harmful']} "
+    from svgloo.cli_score import plural
+
+    return (f"{stamp} {path}: {plural(s['units'], 'unit')}, {s['helpful']} helpful, {s['harmful']} "
             f"harmful, {s['neutral']} neutral, {s['invisible']} invisible ({how})")
+
+
+def _score_existing(service, folder: str, settings: dict, on_event) -> None:
+    """Score the drawings already in ``folder`` (what the watcher would score on a save),
+    one after the other, reporting each like a save."""
+    from svgloo.daemon.watcher import is_svg
+    from svgloo.engine.errors import SvglooError
+
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if not is_svg(path) or not os.path.isfile(path):
+                continue
+            try:
+                job = service.submit("score", path=path, settings=settings, priority="batch",
+                                     publish=True, uri=Path(path).absolute().as_uri())
+            except SvglooError as exc:
+                on_event({"event": "error", "path": path, "error": exc.to_json()})
+                continue
+            job.done.wait()
+            if job.error and job.error.get("kind") == "superseded":
+                continue  # a save came in meanwhile; the watcher reports that one
+            on_event({"event": "error", "path": path, "error": job.error} if job.error
+                     else {"event": "result", "path": path, "result": job.response()})
 
 
 def run_watch(args) -> int:
@@ -204,8 +235,10 @@ def run_watch(args) -> int:
 
     service = ScoringService()
     service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)
-    print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
+        if args.initial:  # the watcher is already on: a save during this pass is not lost
+            _score_existing(service, folder, settings, on_event)
+        print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

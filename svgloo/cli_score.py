@@ -29,8 +29,13 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--size", type=int, default=384, help="render size in pixels (default 384)")
     p.add_argument("--no-subpaths", dest="subpaths", action="store_false",
                    help="score compound paths as whole elements")
-    p.add_argument("--helpful-threshold", type=float, default=0.005)
-    p.add_argument("--harmful-threshold", type=float, default=-0.005)
+    p.add_argument("--helpful-threshold", type=float, default=0.005, metavar="DELTA",
+                   help="a unit is helpful when removing it lowers the score by more than "
+                        "this (delta > DELTA; default 0.005)")
+    p.add_argument("--harmful-threshold", type=float, default=-0.005, metavar="DELTA",
+                   help="a unit is harmful when removing it raises the score by more than "
+                        "-DELTA (delta < DELTA; default -0.005, a rise of over 0.005); in "
+                        "between the two thresholds it is neutral")
     p.add_argument("--speck-threshold", type=float, default=0.0002, metavar="FRACTION",
                    help="flag a unit as a speck when its visible footprint is at most this "
                         "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "
@@ -61,9 +66,13 @@ def register(sub) -> None:
     add_scoring_arguments(p)
     p.add_argument("--json", action="store_true", help="print the svgloo.score/1 JSON object")
     p.add_argument("--footprints", metavar="DIR",
-                   help="write one footprint heatmap PNG per unit and a contact sheet")
+                   help="write one footprint heatmap PNG per unit (unit-0007.png) and a "
+                        "contact sheet, harmful and flagged units first")
     p.add_argument("--daemon", action="store_true",
-                   help="use a running svgloo daemon when one is up (else score in-process)")
+                   help="score through the svgloo daemon, starting one in the background "
+                        "if none is running (it stays up, keeping models warm and results "
+                        "cached; 'svgloo daemon stop' ends it); scores in this process only "
+                        "when no daemon can be reached or started")
     p.set_defaults(func=run)
 
 
@@ -104,10 +113,7 @@ def run(args) -> int:
     if args.footprints:
         if run_ is None:  # the daemon sent JSON only; footprints need the arrays
             run_ = score_file(args.file, settings)
-        from svgloo.engine.plots import write_footprints
-
-        paths = write_footprints(run_, args.footprints)
-        print(f"wrote {len(paths)} images to {args.footprints}", file=sys.stderr)
+        write_footprints_reporting(run_, args.footprints)
     if args.json:
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")
@@ -128,9 +134,42 @@ def _try_daemon(path: str, settings):
         return None
 
 
-def print_table(result: dict, out=sys.stdout) -> None:
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 unit', '2 units' (``many`` for irregular plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def write_footprints_reporting(run, out_dir) -> None:
+    """write_footprints with a progress bar on terminals and a closing line with the speed
+    and what the contact sheet shows."""
+    import time
+
+    from svgloo.engine.plots import write_footprints
+
+    bar = progress_bar(f"writing footprints to {out_dir}")
+    t0 = time.perf_counter()
+    try:
+        written = write_footprints(run, out_dir, progress=bar)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    rate = f" ({len(written) / seconds:.0f} images/s)" if seconds > 0 else ""
+    print(f"wrote {plural(len(written), 'image')} to {out_dir} in {seconds:.1f} s{rate}; "
+          f"{written.sheet_note}", file=sys.stderr)
+
+
+def position(r: dict) -> str:
+    """Where a unit starts, as line:column (both 1-based), so units of a one-line file
+    are told apart."""
+    start = r["range"]["start"]
+    return f"{start['line'] + 1}:{start['character'] + 1}"
+
+
+def print_table(result: dict, out=None) -> None:
+    out = out or sys.stdout
     rows = result["units"]
     name_w = max([len(_label(r)) for r in rows] + [8])
+    at_w = max([len(position(r)) for r in rows] + [9])
     print(f"{result['file']}", file=out)
     print(f"  backbone: {result['backbone']} ({result['backbone_detail']['description']}; "
           f"{result['backbone_detail']['reason']})", file=out)
@@ -141,26 +180,26 @@ def print_table(result: dict, out=sys.stdout) -> None:
     for w in result.get("warnings", []):
         print(f"  warning: {w}", file=out)
     print(file=out)
-    print(f"  {'unit':>4}  {'element':<{name_w}}  {'line':>5}  {'delta':>9}  {'verdict':<8}  "
-          f"{'footprint':>9}  findings", file=out)
+    print(f"  {'unit':>4}  {'element':<{name_w}}  {'line:col':>{at_w}}  {'delta':>9}  "
+          f"{'verdict':<8}  {'footprint':>9}  findings", file=out)
     for r in rows:
-        fp = f"{r['footprint_pixels']}" if r["visible"] else "invisible"
-        print(f"  {r['index']:>4}  {_label(r):<{name_w}}  {r['range']['start']['line'] + 1:>5}"
+        fp = f"{r['footprint_pixels']} px" if r["visible"] else "invisible"
+        print(f"  {r['index']:>4}  {_label(r):<{name_w}}  {position(r):>{at_w}}"
               f"  {r['delta']:>+9.5f}  {r['verdict']:<8}  {fp:>9}  {_findings_cell(r)}"
               .rstrip(), file=out)
     s = result["summary"]
     print(file=out)
-    print(f"  {s['units']} units: {s['helpful']} helpful, {s['harmful']} harmful, "
+    print(f"  {plural(s['units'], 'unit')}: {s['helpful']} helpful, {s['harmful']} harmful, "
           f"{s['neutral']} neutral; {s['invisible']} with no visible effect", file=out)
     if "finding_thresholds" in result:
         th = result["finding_thresholds"]
-        print(f"  findings: {s['specks']} specks (visible on <= {th['speck']:.4%} of the "
-              f"canvas), {s['mostly_hidden']} mostly hidden (>= {th['hidden']:.0%} of what "
+        print(f"  findings: {plural(s['specks'], 'speck')} (visible on <= {th['speck']:.4%} "
+              f"of the canvas), {s['mostly_hidden']} mostly hidden (>= {th['hidden']:.0%} of what "
               "they draw alone covered by later elements)", file=out)
     for note in result.get("notes", []):
         print(f"  note: {note}", file=out)
     t = result["timings"]
-    print(f"  {t['renders']} renders in {t['total_s']:.2f} s", file=out)
+    print(f"  {plural(t['renders'], 'render')} in {t['total_s']:.2f} s", file=out)
 
 
 def _findings_cell(r: dict) -> str:

@@ -91,11 +91,14 @@ def _fmt(x) -> str:
 
 
 def print_report(result: dict, out=None) -> None:
+    from svgloo.cli_score import plural
     from svgloo.structure.analysis import METRIC_HELP
+    from svgloo.structure.plots import display_name
 
     out = out or sys.stdout
     print(result["file"], file=out)
     concepts = result["concepts"]
+    names = [display_name(c["name"]) for c in concepts]
     src = result.get("concept_source")
     grounder = result.get("grounder")
     print(f"  concepts: {src} source" + (f", {grounder} grounder" if grounder else "")
@@ -109,17 +112,27 @@ def print_report(result: dict, out=None) -> None:
             print(f"  note: {note}", file=out)
         return
     print(file=out)
-    name_w = max(len(c["name"]) for c in concepts)
+    name_w = max(len(n) for n in names + ["concept"])
     per = {c["name"]: c for c in result["per_concept"]}
-    print(f"  {'#':>2}  {'concept':<{name_w}}  {'units':<16} {'compact':>7} {'local':>7} "
-          f"{'xtalk':>7}", file=out)
+    print(f"  {'#':>2}  {'concept':<{name_w}}  {'drawn by units':<16} {'compact':>7} "
+          f"{'local':>7} {'xtalk':>7}", file=out)
+    low = []
     for j, c in enumerate(concepts):
-        units = ",".join(str(i) for i in c["units"]) or "-"
+        units = ", ".join(str(i) for i in c["units"]) or "none"
         if len(units) > 16:
-            units = units[:13] + "..."
+            units = units[:15].rsplit(",", 1)[0] + ",…"
         pc = per.get(c["name"], {})
-        print(f"  {j:>2}  {c['name']:<{name_w}}  {units:<16} {_fmt(pc.get('compactness')):>7} "
+        if pc.get("compactness") is not None and pc["compactness"] < LOW_COMPACTNESS:
+            low.append(j)
+        print(f"  {j:>2}  {names[j]:<{name_w}}  {units:<16} {_fmt(pc.get('compactness')):>7} "
               f"{_fmt(pc.get('locality')):>7} {_fmt(pc.get('crosstalk')):>7}", file=out)
+    print("  (units: those whose main concept it is; compact 1 = one unit draws it; local 1 = "
+          "its units are adjacent in z-order; xtalk 0 = they touch no other concept)",
+          file=out)
+    if low:
+        print(f"  low compactness (< {LOW_COMPACTNESS}) in concept "
+              f"{', '.join(str(j) for j in low)}: drawn by several units of similar weight, so "
+              "editing it means editing all of them", file=out)
     print(file=out)
     for key, value in result["metrics"].items():
         print(f"  {key:<12} {_fmt(value):>6}  {METRIC_HELP[key]}", file=out)
@@ -128,19 +141,39 @@ def print_report(result: dict, out=None) -> None:
     print(file=out)
     rows = result["units"]
     label_w = max([len(_label(r)) for r in rows] + [7])
-    print(f"  {'unit':>4}  {'element':<{label_w}}  {'line':>5}  {'primary concept':<24} "
-          f"{'purity':>6}", file=out)
+    at = [_at(r) for r in rows]
+    at_w = max([len(a) for a in at] + [8])
+    prims = []
     for r in rows:
         if r["active"]:
-            name = concepts[r["primary"]]["name"] if r["primary"] is not None else "-"
-            prim = f"{r['primary']}: {name}"[:24]
-            pur = _fmt(r["purity"])
+            prims.append(f"{r['primary']}: {names[r['primary']]}" if r["primary"] is not None
+                         else "-")
         else:
-            prim, pur = "(inactive)", ""
-        print(f"  {r['index']:>4}  {_label(r):<{label_w}}  {r['line'] + 1:>5}  {prim:<24} "
+            prims.append("(inactive)")
+    prim_w = max(len(p) for p in prims + ["primary concept"])
+    print(f"  {'unit':>4}  {'element':<{label_w}}  {'line:col':>{at_w}}  "
+          f"{'primary concept':<{prim_w}}  {'purity':>6}", file=out)
+    for r, a, prim in zip(rows, at, prims):
+        pur = _fmt(r["purity"]) if r["active"] else ""
+        print(f"  {r['index']:>4}  {_label(r):<{label_w}}  {a:>{at_w}}  {prim:<{prim_w}}  "
               f"{pur:>6}", file=out)
+    inactive = sum(not r["active"] for r in rows)
+    if inactive:
+        print(f"  (inactive) = the unit's footprint falls on no concept (attribution below "
+              f"0.01), so it has no main concept and no purity: {plural(inactive, 'unit')}",
+              file=out)
     for note in result.get("notes", []):
         print(f"  note: {note}", file=out)
+
+
+LOW_COMPACTNESS = 0.5
+
+
+def _at(r: dict) -> str:
+    """line:column, both 1-based (a one-line file's units differ only in the column)."""
+    if r.get("character") is None:
+        return str(r["line"] + 1)
+    return f"{r['line'] + 1}:{r['character'] + 1}"
 
 
 def _label(r: dict) -> str:

@@ -27,7 +27,7 @@ from .executors import LocalExecutor
 RESULTS = "results.jsonl"
 SUMMARY = "summary.csv"
 CSV_FIELDS = ["file", "units", "helpful", "harmful", "neutral", "invisible", "purity",
-              "coverage", "compactness", "locality", "seconds", "status"]
+              "coverage", "compactness", "locality", "seconds", "status", "error"]
 
 _pool = None  # one RenderPool(workers=1) per batch worker process
 
@@ -152,7 +152,17 @@ def summary_row(row: dict) -> dict:
             "invisible": s.get("invisible"), "purity": m.get("purity"),
             "coverage": m.get("coverage"), "compactness": m.get("compactness"),
             "locality": m.get("locality"), "seconds": row.get("seconds"),
-            "status": row.get("status")}
+            "status": row.get("status"), "error": error_message(row)}
+
+
+def error_message(row: dict) -> str | None:
+    """The one-line message of an error row (None for ok rows)."""
+    err = row.get("error")
+    if not err:
+        return None
+    if isinstance(err, dict):
+        return str(err.get("message") or err.get("kind") or err)
+    return str(err)
 
 
 def write_summary(out_dir: str, files: list[str], key: str) -> Path:
