@@ -128,7 +128,7 @@ def test_cli_batch_ray(folder, tmp_path):
                                "pixel", "--size", "64"], capture_output=True, text=True,
                               timeout=300, env={**os.environ, "RAY_TMPDIR": ray_tmp})
         assert proc.returncode == 1, proc.stderr[-2000:]     # broken.svg is an error row
-        assert "3 ok, 1 errors" in proc.stdout
+        assert "3 ok, 1 error," in proc.stdout
         assert len(read_results(str(out))) == 4
         left = [c for c in _cmdlines(p for p in map(int, filter(str.isdigit, os.listdir("/proc"))))
                 if ray_tmp in c]
