@@ -23,6 +23,10 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--weights", help="local checkpoint for the backbone (e.g. CLIP weights)")
     p.add_argument("--device", help="torch device for model backbones (default: cuda if "
                                     "available, else cpu)")
+    p.add_argument("--precision", choices=["fp32", "bf16", "int8"], default="fp32",
+                   help="model backbones (clip): numeric precision of the image encoder; "
+                        "bf16 and int8 are faster on CPUs and drift slightly from fp32 "
+                        "(see the README's measurements). Default fp32")
     p.add_argument("--method", choices=["fast", "naive"], default="fast",
                    help="leave-one-out method (default fast; naive renders the document once "
                         "per unit)")
@@ -41,7 +45,8 @@ def settings_from_args(args):
                          prompt=getattr(args, "prompt", None),
                          helpful_threshold=args.helpful_threshold,
                          harmful_threshold=args.harmful_threshold, weights=args.weights,
-                         device=args.device, limits=DEFAULT_LIMITS)
+                         device=args.device, precision=getattr(args, "precision", "fp32"),
+                         limits=DEFAULT_LIMITS)
 
 
 def register(sub) -> None:
