@@ -82,13 +82,36 @@ def progress_bar(desc: str, enabled: bool | None = None):
     return update
 
 
-def run(args) -> int:
-    from svgloo.engine.score import score_file
+def start_render_workers() -> None:
+    """Start the render workers in the background now, so that their start (a fork
+    server, imports, a warm-up render: most of a small file's wall time) overlaps with
+    importing the engine, parsing and loading the backbone instead of preceding them."""
+    import os
+    import threading
 
+    def start() -> None:
+        from svgloo.engine.workers import shared_pool
+
+        pool = shared_pool(DEFAULT_LIMITS)
+        try:
+            pool.map(os.getpid, [()] * pool.workers, "render workers")
+        except Exception:  # the real work reports any problem with the pool
+            pass
+
+    threading.Thread(target=start, name="svgloo-start-workers", daemon=True).start()
+
+
+def run(args) -> int:
+    if not args.daemon:
+        start_render_workers()
     settings = settings_from_args(args)
     result = None
     if args.daemon:
         result = _try_daemon(args.file, settings)
+        if result is None:
+            start_render_workers()
+    from svgloo.engine.score import score_file
+
     run_ = None
     if result is None:
         bar = progress_bar(f"scoring {args.file}")
