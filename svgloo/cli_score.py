@@ -104,6 +104,17 @@ def start_render_workers() -> None:
 def run(args) -> int:
     if not args.daemon:
         start_render_workers()
+    try:
+        return _run(args)
+    except BaseException:
+        # A bad file fails in milliseconds: do not wait for the workers' start to exit.
+        from svgloo.engine.workers import close_all_pools
+
+        close_all_pools()
+        raise
+
+
+def _run(args) -> int:
     settings = settings_from_args(args)
     result = None
     if args.daemon:
