@@ -386,8 +386,8 @@ def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[in
     return jobs
 
 
-def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str,
-                      work: list[tuple[int, list]]) -> dict[int, list | str]:
+def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[int, list]],
+                      pieces: dict[int, list[str]] | None = None) -> dict[int, list | str]:
     """Run ``kind`` work per element in shared passes; element -> results in order (or
     the reason it is not local)."""
     total = sum(len(items) for _, items in work)
@@ -395,7 +395,8 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str,
     jobs = _pack(work, per_job)
     members = {e: {u.index for u in us.units if u.element == e} for e, _ in work}
     args = [(texts.keeping(set().union(*(members[e] for e in job))), renderer.size,
-             {str(e): (kind, chunk) for e, (lo, chunk) in job.items()},
+             {str(e): (kind, chunk if pieces is None else (pieces[e], chunk))
+              for e, (lo, chunk) in job.items()},
              renderer.limits, renderer.name) for job in jobs]
     out: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
     for job, found in zip(jobs, renderer.pool.map(job_subpath_work, args, renderer.name)):
@@ -460,18 +461,17 @@ def _subpath_windows(us, blocks, unaffected, renderer, size, limits, unit_region
             near = np.flatnonzero((arr[:, 0] < win[1]) & (arr[:, 1] > win[0])
                                   & (arr[:, 2] < win[3]) & (arr[:, 3] > win[2]))
             near = near[near != k]
-            d = " ".join(pieces[e][j] for j in near)
             # The window's path must be drawn the way the whole path without k is.
             bend = None
             if strokes - bent_stroke[k] > 0 and not any(bent_stroke[j] for j in near):
                 bend = "both"
             elif fills - bent_fill[k] > 0 and not any(bent_fill[j] for j in near):
                 bend = "fill"
-            variants.append((win, d, arcs - has_arc[k] > 0, bend))
+            variants.append((win, [int(j) for j in near], arcs - has_arc[k] > 0, bend))
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
-    layers = _run_subpath_jobs(renderer, texts, us, "windows", todo)
+    layers = _run_subpath_jobs(renderer, texts, us, "windows", todo, pieces)
     for b in handled:
         e = paths[b]
         found = iter(layers[e])

@@ -288,6 +288,8 @@ class _ExtentsProbe:
         self._size = size
         self.box: list[float] | None = None
         self.bent_fill = self.bent_stroke = False
+        self.pieces: list | None = None    # encoded device paths, measured one by one
+        self.results: list = []
 
     def __getattr__(self, name):
         return getattr(self._context, name)
@@ -306,7 +308,26 @@ class _ExtentsProbe:
             self.box = [min(self.box[0], box[0]), max(self.box[1], box[1]),
                         min(self.box[2], box[2]), max(self.box[3], box[3])]
 
+    def _each_piece(self, extents, kind: str):
+        """Measure every piece: set it as the current path (device space), restore the
+        drawing's matrix (stroke widths are in user space) and ask cairo."""
+        context = self._context
+        matrix = context.get_matrix()
+        for i, encoded in enumerate(self.pieces):
+            context.new_path()
+            context.identity_matrix()
+            _append_encoded(context, encoded)
+            context.set_matrix(matrix)
+            self.box, self.bent_fill, self.bent_stroke = self.results[i]
+            self._add(*extents())
+            if kind == "fill":
+                self._shape()
+            self.results[i] = [self.box, self.bent_fill, self.bent_stroke]
+        context.new_path()
+
     def fill_preserve(self):
+        if self.pieces is not None:
+            return self._each_piece(self._context.fill_extents, "fill")
         self._add(*self._context.fill_extents())
         self._shape()
 
@@ -346,6 +367,8 @@ class _ExtentsProbe:
         self._context.new_path()
 
     def stroke_preserve(self):
+        if self.pieces is not None:
+            return self._each_piece(self._context.stroke_extents, "stroke")
         self._add(*self._context.stroke_extents())
         self._shape()
 
@@ -369,8 +392,8 @@ def _subpath_surface_class():
         - ``("boxes", [d, ...])``: the device box (y0, y1, x0, x1, floats) of what each
           path data would fill or stroke with whether it is bent (not rectilinear) for
           fills and for strokes, or None; or the reason the path is not local;
-        - ``("windows", [((y0, y1, x0, x1), d, arcs, bend), ...])``: each path data
-          drawn alone, clipped to its window of whole device pixels, with the curve
+        - ``("windows", (pieces, [((y0, y1, x0, x1), subpaths, arcs, bend), ...]))``:
+          the path data made of those ``pieces`` (indices) drawn alone, clipped to its window of whole device pixels, with the curve
           tolerance of a path that has an arc when ``arcs``, made non-rectilinear when
           ``bend`` ("fill" or "both", see _bend): (box, RGBA crop) as layers are.
         Marked elements must not sit under a group effect (see render_captured_layers)."""
@@ -394,37 +417,86 @@ def _subpath_surface_class():
                 if kind == "boxes":
                     self.results[mark] = self._boxes(node, work)
                 else:
-                    self.results[mark] = [self._window(node, *item) for item in work]
+                    pieces, items = work
+                    self.results[mark] = self._windows(node, pieces, items)
             finally:
                 node["d"] = original
             return None
 
         def _boxes(self, node, pieces):
+            """One draw of the node: the path step builds every piece (CairoSVG's own
+            path code), and the fill and stroke steps measure each piece in turn with
+            the fill and stroke state CairoSVG set up (see _ExtentsProbe)."""
+            import cairosvg.surface as cs
+
             reason = _nonlocal_reason(self, node)
             if reason is not None:
                 return reason
             real = self.context
+            real_path = cs.TAGS["path"]
             probe = _ExtentsProbe(real, self.canvas)
-            boxes = []
+            probe.results = [[None, False, False] for _ in pieces]
+
+            def build_all(_surface, _node):
+                self.context = real
+                try:
+                    probe.pieces = [_device_path(self, node, real_path, d) for d in pieces]
+                finally:
+                    self.context = probe
+
             self.context = probe
+            cs.TAGS["path"] = build_all
             try:
-                for d in pieces:
-                    node["d"] = d
-                    probe.box = None
-                    probe.bent_fill = probe.bent_stroke = False
-                    super().draw(node)
-                    boxes.append(None if probe.box is None else
-                                 (tuple(probe.box), probe.bent_fill, probe.bent_stroke))
+                super().draw(node)
             finally:
                 self.context = real
-            return boxes
+                cs.TAGS["path"] = real_path
+            return [None if box is None else (tuple(box), bent_fill, bent_stroke)
+                    for box, bent_fill, bent_stroke in probe.results]
 
-        def _window(self, node, box, d, arcs, bend):
+        def _windows(self, node, pieces, items):
+            """Each window's path is put together from the subpaths' cairo paths, each
+            built once (by CairoSVG's own path code) and kept in device space, where
+            cairo's fixed-point coordinates copy back exactly."""
+            import cairosvg.surface as cs
+
+            built: dict[int, object] = {}
+            real_path = cs.TAGS["path"]
+
+            def build(d):
+                return _device_path(self, node, real_path, d)
+
+            def assemble(wanted, extra):
+                context = self.context
+                for j in wanted:
+                    if j not in built:
+                        built[j] = build(pieces[j])
+                parts = [built[j] for j in wanted]
+                if extra:
+                    parts.append(build(extra))
+                context.new_path()
+                matrix = context.get_matrix()
+                context.identity_matrix()
+                for part in parts:
+                    _append_encoded(context, part)
+                context.set_matrix(matrix)
+
+            out = []
+            try:
+                for box, wanted, arcs, bend in items:
+                    extra = self._bend(node, box[0] - CLIP_SLACK - 4096, box[2], bend) \
+                        if bend else None
+                    cs.TAGS["path"] = lambda _surface, _node, wanted=wanted, extra=extra: \
+                        assemble(wanted, extra)
+                    out.append(self._window(node, box, arcs))
+            finally:
+                cs.TAGS["path"] = real_path
+            return out
+
+        def _window(self, node, box, arcs):
             y0, y1, x0, x1 = box
             context = self.context
             matrix = context.get_matrix()
-            if bend:
-                d = d + " " + self._bend(node, y0 - CLIP_SLACK - 4096, x0, bend)
             context.save()
             if arcs:
                 # CairoSVG sets a fine tolerance on its first arc, and the tolerance in
@@ -439,7 +511,6 @@ def _subpath_surface_class():
             context.clip()
             context.set_matrix(matrix)
             context.push_group()
-            node["d"] = d
             try:
                 super().draw(node)
             finally:
@@ -466,6 +537,32 @@ def _subpath_surface_class():
             return "M" + " L".join(f"{px!r} {py!r}" for px, py in points)
 
     return SubpathSurface
+
+
+def _device_path(surface, node, real_path, d: str):
+    """Path data ``d`` of ``node`` built by CairoSVG's own path code, copied in device
+    space (cairo's fixed-point values, exactly) and encoded once for cairo."""
+    from cairocffi.context import _encode_path
+
+    context = surface.context
+    context.new_path()
+    node["d"] = d
+    real_path(surface, node)
+    matrix = context.get_matrix()
+    context.identity_matrix()
+    items = context.copy_path()
+    context.set_matrix(matrix)
+    context.new_path()
+    return _encode_path(items)
+
+
+def _append_encoded(context, encoded) -> None:
+    """``context.append_path`` for a path encoded once by ``_device_path``: cairocffi
+    re-encodes a path in Python on every append, the slowest step of a window."""
+    from cairocffi import cairo
+
+    cairo.cairo_append_path(context._pointer, encoded[0])
+    context._check_status()
 
 
 def render_subpath_work(svg_text: str | bytes, size: int, job: dict,
