@@ -433,7 +433,7 @@ def _subpath_surface_class():
             if reason is not None:
                 return reason
             real = self.context
-            real_path = cs.TAGS["path"]
+            real_path = _real_path()
             probe = _ExtentsProbe(real, self.canvas)
             probe.results = [[None, False, False] for _ in pieces]
 
@@ -445,12 +445,13 @@ def _subpath_surface_class():
                     self.context = probe
 
             self.context = probe
-            cs.TAGS["path"] = build_all
-            try:
-                super().draw(node)
-            finally:
-                self.context = real
-                cs.TAGS["path"] = real_path
+            with _HOOK_LOCK:
+                cs.TAGS["path"] = _this_thread_only(build_all, real_path)
+                try:
+                    super().draw(node)
+                finally:
+                    self.context = real
+                    cs.TAGS["path"] = real_path
             return [None if box is None else (tuple(box), bent_fill, bent_stroke)
                     for box, bent_fill, bent_stroke in probe.results]
 
@@ -458,10 +459,8 @@ def _subpath_surface_class():
             """Each window's path is put together from the subpaths' cairo paths, each
             built once (by CairoSVG's own path code) and kept in device space, where
             cairo's fixed-point coordinates copy back exactly."""
-            import cairosvg.surface as cs
-
             built: dict[int, object] = {}
-            real_path = cs.TAGS["path"]
+            real_path = _real_path()
 
             def build(d):
                 return _device_path(self, node, real_path, d)
@@ -482,16 +481,23 @@ def _subpath_surface_class():
                 context.set_matrix(matrix)
 
             out = []
+            with _HOOK_LOCK:
+                self._windows_hooked(node, items, assemble, real_path, out)
+            return out
+
+        def _windows_hooked(self, node, items, assemble, real_path, out):
+            import cairosvg.surface as cs
+
             try:
                 for box, wanted, arcs, bend in items:
                     extra = self._bend(node, box[0] - CLIP_SLACK - 4096, box[2], bend) \
                         if bend else None
-                    cs.TAGS["path"] = lambda _surface, _node, wanted=wanted, extra=extra: \
-                        assemble(wanted, extra)
+                    cs.TAGS["path"] = _this_thread_only(
+                        lambda _surface, _node, wanted=wanted, extra=extra:
+                        assemble(wanted, extra), real_path)
                     out.append(self._window(node, box, arcs))
             finally:
                 cs.TAGS["path"] = real_path
-            return out
 
         def _window(self, node, box, arcs):
             y0, y1, x0, x1 = box
@@ -537,6 +543,28 @@ def _subpath_surface_class():
             return "M" + " L".join(f"{px!r} {py!r}" for px, py in points)
 
     return SubpathSurface
+
+
+_HOOK_LOCK = threading.Lock()  # one hooked pass at a time in a process
+
+
+def _real_path():
+    from cairosvg.path import path
+
+    return path
+
+
+def _this_thread_only(hook, real_path):
+    """CairoSVG looks tags up in a module-wide table; a hook put there for one pass must
+    not reach renders that other threads of this process run meanwhile."""
+    owner = threading.get_ident()
+
+    def path(surface, node):
+        if threading.get_ident() == owner:
+            return hook(surface, node)
+        return real_path(surface, node)
+
+    return path
 
 
 def _device_path(surface, node, real_path, d: str):
