@@ -399,7 +399,15 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[
               for e, (lo, chunk) in job.items()},
              renderer.limits, renderer.name) for job in jobs]
     out: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
-    for job, found in zip(jobs, renderer.pool.map(job_subpath_work, args, renderer.name)):
+    done = [0]
+
+    def tick(j: int) -> None:
+        done[0] += sum(len(chunk) for _, chunk in jobs[j].values())
+        if renderer.progress:
+            renderer.progress(done[0], total)
+
+    for job, found in zip(jobs, renderer.pool.map(job_subpath_work, args, renderer.name,
+                                                  on_done=tick)):
         for e, (lo, chunk) in job.items():
             result = found.get(str(e))
             if isinstance(result, str) or isinstance(out[e], str):
