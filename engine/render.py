@@ -241,7 +241,7 @@ def _nonlocal_reason(surface, node) -> str | None:
     for key in ("filter", "mask"):
         if node.get(key, "none").strip() not in ("none", ""):
             return f"its own {key}"
-    if normalize_dashes(node.get("stroke-dasharray", "")):
+    if _dashes(node.get("stroke-dasharray", "")):
         return "a dashed stroke"
     for key, default in (("fill", "black"), ("stroke", None)):
         source, _ = paint(node.get(key, default))
@@ -254,7 +254,7 @@ def _nonlocal_reason(surface, node) -> str | None:
     return None
 
 
-def normalize_dashes(value: str) -> bool:
+def _dashes(value: str) -> bool:
     """A dash array that dashes (CairoSVG ignores one that sums to zero)."""
     parts = value.replace(",", " ").split()
     try:
