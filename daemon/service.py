@@ -458,7 +458,7 @@ class ScoringService:
 
             s = job.settings
             choice, _ = self._choose(s)
-            backbone = get_backbone(choice.name, s.weights, s.device)
+            backbone = get_backbone(choice.name, s.weights, s.device, s.precision)
             check()
             run = score_text(job.text, job.name, s, pool=self.pool, progress=check,
                              backbone=backbone, layer_cache=self.layer_cache)

@@ -47,8 +47,11 @@ def choose_backbone(name: str = "auto", weights: str | None = None) -> BackboneC
                                        "embedded pixel backbone")
 
 
-def get_backbone(name: str, weights: str | None = None, device: str | None = None):
-    key = (name, weights, device)
+def get_backbone(name: str, weights: str | None = None, device: str | None = None,
+                 precision: str = "fp32"):
+    """``precision`` other than fp32 is passed to the plugin (CLIP takes bf16 and int8);
+    plugins that do not take it are refused it with a clear error."""
+    key = (name, weights, device, precision)
     with _lock:
         if key in _cache:
             return _cache[key]
@@ -59,7 +62,14 @@ def get_backbone(name: str, weights: str | None = None, device: str | None = Non
     except ImportError as exc:
         raise ConfigError(None, f"backbone {name!r} needs packages that are not installed "
                                 f"({exc.name}); install svgloo[clip]") from None
-    instance = cls(device=device, weights=weights)
+    if precision == "fp32":
+        instance = cls(device=device, weights=weights)
+    else:
+        try:
+            instance = cls(device=device, weights=weights, precision=precision)
+        except TypeError:
+            raise ConfigError(None, f"the {name} backbone has no precision setting "
+                                    f"(--precision {precision})") from None
     with _lock:
         _cache.setdefault(key, instance)
         return _cache[key]

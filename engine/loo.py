@@ -19,6 +19,8 @@ leave-one-out image costs a few small composites instead of a render of the docu
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import threading
 import time
 from collections.abc import Callable, MutableMapping
@@ -28,8 +30,9 @@ import numpy as np
 
 from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.pathdata import with_absolute_movetos
 from svgloo.engine.render import (CAPTURE_ATTR, over_white, render_captured_layers, render_layer,
-                     render_rgba)
+                                  render_rgba, render_subpath_work)
 from svgloo.engine.layers import LayerTexts
 from svgloo.engine.document import parse_document
 from svgloo.engine.units import TextEdit, UnitSet, apply_edits, extract_units
@@ -129,6 +132,29 @@ def job_render_without(texts: list[str], size: int, limits: Limits, name: str,
     return out
 
 
+def absolute_subpaths(us: UnitSet, limits: Limits = DEFAULT_LIMITS) -> UnitSet:
+    """The same units in a text whose compound paths start every subpath with an absolute
+    moveto (see pathdata.with_absolute_movetos). Both methods render this text, full
+    render included: without it, removing a subpath nudges every later subpath that
+    starts with a relative ``m`` by cairo's fixed-point rounding, which changes edge
+    pixels anywhere in the path - noise that is no part of the subpath's contribution."""
+    doc = us.doc
+    edits = []
+    for split in us.splits.values():
+        if any(sp.relative for sp in split.subpaths):
+            raw = doc.text[split.value_start:split.value_end]
+            edits.append(TextEdit(split.value_start, split.value_end,
+                                  with_absolute_movetos(raw, list(split.subpaths))))
+    if not edits:
+        return us
+    canonical = extract_units(parse_document(apply_edits(doc.text, edits), doc.name, limits),
+                              True)
+    if [(u.element, u.subpath) for u in canonical.units] != \
+            [(u.element, u.subpath) for u in us.units]:
+        return us  # cannot happen for data that split; keep the text as written
+    return canonical
+
+
 # --- the two methods ------------------------------------------------------------------
 
 ProgressFn = Callable[[int, int], None]
@@ -150,6 +176,7 @@ def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
               pool: RenderPool | None = None, progress: ProgressFn | None = None) -> LooResult:
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
+    us = absolute_subpaths(us, limits)
     full, full_s = render_full(us, size, pool, limits)
     texts = LayerTexts(us, prune_resources=False)
     n = len(us.units)
@@ -177,6 +204,7 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     whose text changed are rendered again."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
+    us = absolute_subpaths(us, limits)
     # The full render runs beside the layer renders (the pool is shared and thread-safe).
     full_job = _background(render_full, us, size, pool, limits)
     n = len(us.units)
@@ -192,12 +220,19 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     renderer.capture = _Captures(us, not has_structural_css(us.doc))
     element_of = [u.element for u in us.units]
 
+    # Compound paths drawn with no group effect above them: each subpath in its window.
+    unit_region: list[Box | None] = [None] * n
+    without_layer: dict[int, tuple] = {}
+    windowed = _subpath_windows(us, blocks, unaffected, renderer, size, limits,
+                                unit_region, without_layer)
+
     # Round 1: every block as a layer; members of local blocks alone (to find where each
     # acts); members of other multi-unit blocks: the block without each of them.
-    local_multi = [b for b, blk in enumerate(blocks) if len(blk) > 1 and blk.local]
+    local_multi = [b for b, blk in enumerate(blocks)
+                   if len(blk) > 1 and blk.local and b not in windowed]
     round1: list[tuple[str, int]] = [("block", b) for b in range(len(blocks))]
     for b, block in enumerate(blocks):
-        if len(block) > 1:
+        if len(block) > 1 and b not in windowed:
             kind = "solo" if block.local else "without"
             round1.extend((kind, k) for k in block.units)
     # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a path
@@ -216,8 +251,6 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     layers1 = renderer.render(items)
     block_layer = [None] * len(blocks)
     solo: dict[int, tuple] = {}
-    without_layer: dict[int, tuple] = {}
-    unit_region: list[Box | None] = [None] * n
     for (kind, i), layer in zip(round1, layers1):
         if kind == "block":
             block_layer[i] = layer
@@ -256,7 +289,7 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     for b, block in enumerate(blocks):
         if len(block) == 1:
             unit_region[block.lo] = block_layer[b][0]
-        elif not block.local:
+        elif not block.local and b not in windowed:
             region = block_layer[b][0]
             for k in block.units:
                 region = union_box(region, without_layer[k][0])
@@ -307,6 +340,169 @@ def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]
         return texts.keeping(whole.get(i, {i}))
     block = next(b for b in blocks if b.lo <= i <= b.hi)
     return texts.keeping(set(block.units) - {i})
+
+
+# --- compound paths, subpath by subpath ------------------------------------------------
+
+SUBPATH_MARGIN = 2  # device pixels around a subpath's extents: anti-aliasing reaches 1
+
+
+def job_subpath_work(text: str, size: int, job: dict, limits: Limits, name: str) -> dict:
+    return render_subpath_work(text, size, job, limits, name)
+
+
+def _windowed_paths(us: UnitSet, blocks: list[Block], unaffected: set[int]) -> dict[int, int]:
+    """block index -> path element, for blocks that are exactly the subpaths of one path
+    with no group effect above it (its layers are then captured exactly)."""
+    out = {}
+    for b, block in enumerate(blocks):
+        if len(block) < 2 or not block.local:
+            continue
+        element = us.units[block.lo].element
+        split = us.splits.get(element)
+        if (split is not None and len(split.subpaths) == len(block)
+                and all(us.units[i].element == element and i in unaffected
+                        for i in block.units)):
+            out[b] = element
+    return out
+
+
+def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[int, list]]]:
+    """Split each element's work list into chunks of at most ``per_job`` and pack chunks
+    into jobs (no element twice in a job): [{element: (offset, chunk)}, ...]."""
+    jobs: list[dict] = []
+    sizes: list[int] = []
+    for element, items in work:
+        for lo in range(0, len(items), per_job):
+            chunk = items[lo:lo + per_job]
+            j = next((j for j in range(len(jobs)) if element not in jobs[j]
+                      and sizes[j] + len(chunk) <= per_job), None)
+            if j is None:
+                jobs.append({})
+                sizes.append(0)
+                j = len(jobs) - 1
+            jobs[j][element] = (lo, chunk)
+            sizes[j] += len(chunk)
+    return jobs
+
+
+def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[int, list]],
+                      pieces: dict[int, list[str]] | None = None) -> dict[int, list | str]:
+    """Run ``kind`` work per element in shared passes; element -> results in order (or
+    the reason it is not local)."""
+    total = sum(len(items) for _, items in work)
+    per_job = max(16, min(400, -(-total // max(1, renderer.pool.workers * 2))))
+    jobs = _pack(work, per_job)
+    members = {e: {u.index for u in us.units if u.element == e} for e, _ in work}
+    args = [(texts.keeping(set().union(*(members[e] for e in job))), renderer.size,
+             {str(e): (kind, chunk if pieces is None else (pieces[e], chunk))
+              for e, (lo, chunk) in job.items()},
+             renderer.limits, renderer.name) for job in jobs]
+    out: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
+    done = [0]
+
+    def tick(j: int) -> None:
+        done[0] += sum(len(chunk) for _, chunk in jobs[j].values())
+        if renderer.progress:
+            renderer.progress(done[0], total)
+
+    for job, found in zip(jobs, renderer.pool.map(job_subpath_work, args, renderer.name,
+                                                  on_done=tick)):
+        for e, (lo, chunk) in job.items():
+            result = found.get(str(e))
+            if isinstance(result, str) or isinstance(out[e], str):
+                out[e] = out[e] if isinstance(out[e], str) else result
+                continue
+            out[e][lo:lo + len(chunk)] = result if result is not None else [None] * len(chunk)
+    renderer.renders += len(jobs)
+    return out
+
+
+def _subpath_windows(us, blocks, unaffected, renderer, size, limits, unit_region,
+                     without_layer) -> set[int]:
+    """Leave-one-out layers of compound paths, one window per subpath.
+
+    Removing subpath k changes the path's pixels only where k fills or strokes (a winding
+    number or stroke of k's own), plus anti-aliasing, and - through cairo's row-by-row
+    scan conversion - along the pixel rows it reaches: its window (see _window). Inside
+    it, a subpath whose extents do not meet the window adds no edge, winding or coverage,
+    so the path made of the subpaths meeting the window, minus k, drawn clipped to the
+    window, is the path without k there. Paths whose drawing depends on the whole path (markers,
+    objectBoundingBox paint, dashes, own filter or mask: see render._nonlocal_reason)
+    report it and keep the whole-path method. Returns the blocks handled here."""
+    paths = _windowed_paths(us, blocks, unaffected)
+    if not paths or renderer.capture is None:
+        return set()
+    texts = renderer.capture.texts
+    pieces: dict[int, list[str]] = {}
+    for e in paths.values():
+        split = us.splits[e]
+        raw = us.doc.text[split.value_start:split.value_end]
+        pieces[e] = [raw[sp.start:sp.end] for sp in split.subpaths]
+    boxes = _run_subpath_jobs(renderer, texts, us, "boxes", list(pieces.items()))
+    handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
+    work = []
+    windows_of: dict[int, list] = {}
+    for b in handled:
+        e = paths[b]
+        found = boxes[e]
+        wins = [None if item is None else _window(item[0], size) for item in found]
+        windows_of[e] = wins
+        bent_fill = [item is not None and item[1] for item in found]
+        bent_stroke = [item is not None and item[2] for item in found]
+        fills, strokes = sum(bent_fill), sum(bent_stroke)
+        has_arc = [bool(_ARC.search(p)) for p in pieces[e]]
+        arcs = sum(has_arc)
+        arr = np.array([w if w is not None else (0, 0, 0, 0) for w in wins], np.int64)
+        variants = []
+        for k, win in enumerate(wins):
+            if win is None:
+                variants.append(None)
+                continue
+            if ((has_arc[k] and arcs == 1) or (bent_fill[k] and fills == 1)
+                    or (bent_stroke[k] and strokes == 1)):
+                # Not local: CairoSVG draws the whole path with a fine curve tolerance
+                # once it has an arc, and cairo draws a rectilinear path with exact box
+                # coverage, any other by sampling; without its only arc or only bent
+                # subpath, the whole path is drawn anew. The whole path without k then.
+                win = wins[k] = (0, size, 0, size)
+            near = np.flatnonzero((arr[:, 0] < win[1]) & (arr[:, 1] > win[0])
+                                  & (arr[:, 2] < win[3]) & (arr[:, 3] > win[2]))
+            near = near[near != k]
+            # The window's path must be drawn the way the whole path without k is.
+            bend = None
+            if strokes - bent_stroke[k] > 0 and not any(bent_stroke[j] for j in near):
+                bend = "both"
+            elif fills - bent_fill[k] > 0 and not any(bent_fill[j] for j in near):
+                bend = "fill"
+            variants.append((win, [int(j) for j in near], arcs - has_arc[k] > 0, bend))
+        work.append((e, variants))
+    # Units whose subpath draws nothing change nothing: no window to render.
+    todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
+    layers = _run_subpath_jobs(renderer, texts, us, "windows", todo, pieces)
+    for b in handled:
+        e = paths[b]
+        found = iter(layers[e])
+        for k, win in zip(blocks[b].units, windows_of[e]):
+            unit_region[k] = win
+            without_layer[k] = (None, None) if win is None else next(found)
+    return handled
+
+
+_ARC = re.compile(r"[aA]")
+
+
+def _window(box: tuple[float, float, float, float], size: int) -> Box | None:
+    """The rows a subpath's extents reach (plus a margin), across the whole canvas width.
+    Whole rows, because cairo's scan converter works row by row over every edge crossing
+    a pixel row: an edge's coverage can change (by up to 1/15) with which other edges
+    share its rows, however far away. Rows are independent of each other."""
+    y0, y1, x0, x1 = box
+    if x1 < 0 or x0 > size:
+        return None
+    win = (max(0, math.floor(y0) - SUBPATH_MARGIN), min(size, math.ceil(y1) + SUBPATH_MARGIN),
+           0, size)
+    return win if win[0] < win[1] else None
 
 
 def job_capture_layers(text: str, size: int, limits: Limits, name: str) -> dict:
@@ -376,7 +572,15 @@ class _LayerRenderer:
     def render(self, items: list[_Item]) -> list[tuple]:
         keys = [("box:" if item.box_only else "") + _layer_key(item.text, self.size)
                 for item in items]
-        missing = list({key: i for i, key in enumerate(keys) if key not in self.cache}.values())
+        # Results are kept here for this call: the cache may be bounded and evict what it
+        # was just given (a daemon's layer cache on a large document).
+        got: dict[str, tuple] = {}
+        for key in set(keys):
+            try:
+                got[key] = self.cache[key]
+            except KeyError:
+                pass
+        missing = list({key: i for i, key in enumerate(keys) if key not in got}.values())
         captured = [i for i in missing if items[i].keep is not None and self.capture]
         single = [i for i in missing if items[i].keep is None or not self.capture]
         if captured:
@@ -387,7 +591,8 @@ class _LayerRenderer:
             for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name)):
                 for n in p:
                     i = captured[n]
-                    self.cache[keys[i]] = found.get(str(items[i].element), (None, None))
+                    got[keys[i]] = found.get(str(items[i].element), (None, None))
+                    self.cache[keys[i]] = got[keys[i]]
             self.renders += len(jobs)
         jobs = [([items[i].text for i in chunk], self.size, self.limits, self.name)
                 for chunk in chunked(single, self.per_job)]
@@ -402,9 +607,9 @@ class _LayerRenderer:
         fresh = [layer for chunk in self.pool.map(job_render_layers, jobs, self.name,
                                                   on_done=tick) for layer in chunk]
         for i, layer in zip(single, fresh):
-            self.cache[keys[i]] = layer
+            got[keys[i]] = self.cache[keys[i]] = layer
         self.renders += len(single)
-        return [self.cache[key] for key in keys]
+        return [got[key] for key in keys]
 
 
 def _grow(box: Box | None, margin: int, size: int) -> Box | None:

@@ -140,3 +140,23 @@ def remove_subpath(d: str, subpaths: list[Subpath], index: int) -> str:
         if nxt.relative:
             rest = absolute_moveto(d, nxt) + d[nxt.first_pair_end:]
     return d[:sp.start] + rest
+
+
+def with_absolute_movetos(d: str, subpaths: list[Subpath]) -> str:
+    """The same path data with every subpath's moveto absolute (same points, same lengths
+    of everything else). Cairo keeps the current point in 24.8 fixed point and adds each
+    relative move in device space, so a relative ``m`` lands within 1/256 px of where the
+    absolute ``M`` lands, not always on it; the edge coverage of such a nudged subpath can
+    step by 1/15 (cairo samples 15 rows per pixel). Drawn with absolute movetos, each
+    subpath's pixels depend on its own text only, whatever is removed before it."""
+    head = d[:subpaths[0].start] if subpaths else d
+    parts = [head]
+    for i, sp in enumerate(subpaths):
+        tail_end = subpaths[i + 1].start if i + 1 < len(subpaths) else len(d)
+        if sp.relative:
+            x, y = sp.start_point
+            parts.append(f"M{_fmt(x)} {_fmt(y)}" + (" l" if sp.has_implicit_lineto else ""))
+            parts.append(d[sp.first_pair_end:tail_end])
+        else:
+            parts.append(d[sp.start:tail_end])
+    return "".join(parts)

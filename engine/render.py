@@ -271,3 +271,379 @@ def over_white(rgba: np.ndarray) -> np.ndarray:
     # the minimum only guards against malformed input.
     rgb = rgba[..., :3]
     return np.minimum(rgb, rgba[..., 3:4]) + (255 - rgba[..., 3:4])
+
+
+# --- compound paths: one subpath at a time, in a window ----------------------------------
+
+def _nonlocal_reason(surface, node) -> str | None:
+    """Why removing one subpath of this path could change pixels far from that subpath
+    (as CairoSVG draws it), or None. Read from the node as CairoSVG sees it: styles and
+    inherited properties already applied."""
+    from cairosvg.helpers import paint
+    from cairosvg.defs import update_def_href
+
+    for key in ("marker", "marker-start", "marker-mid", "marker-end"):
+        if node.get(key, "none").strip() not in ("none", ""):
+            return "markers (they sit on the first, last and every vertex)"
+    for key in ("filter", "mask"):
+        if node.get(key, "none").strip() not in ("none", ""):
+            return f"its own {key}"
+    if _dashes(node.get("stroke-dasharray", "")):
+        return "a dashed stroke"
+    for key, default in (("fill", "black"), ("stroke", None)):
+        source, _ = paint(node.get(key, default))
+        if source in surface.patterns:
+            return f"a pattern {key}"
+        if source in surface.gradients:
+            update_def_href(surface, source, surface.gradients)
+            if surface.gradients[source].get("gradientUnits") != "userSpaceOnUse":
+                return f"a {key} gradient in objectBoundingBox units"
+    return None
+
+
+def _dashes(value: str) -> bool:
+    """A dash array that dashes (CairoSVG ignores one that sums to zero)."""
+    parts = value.replace(",", " ").split()
+    try:
+        return bool(parts) and sum(abs(float(p.rstrip("px") or 0)) for p in parts) > 0
+    except ValueError:
+        return bool(parts)
+
+
+CLIP_SLACK = 4  # device rows
+
+
+def _crop_to(layer: tuple, window: tuple) -> tuple:
+    """A (box, RGBA crop) layer cut down to ``window`` (y0, y1, x0, x1)."""
+    box, pixels = layer
+    if box is None:
+        return layer
+    y0, y1 = max(box[0], window[0]), min(box[1], window[1])
+    x0, x1 = max(box[2], window[2]), min(box[3], window[3])
+    if y0 >= y1 or x0 >= x1:
+        return None, None
+    return ((y0, y1, x0, x1), np.ascontiguousarray(
+        pixels[y0 - box[0]:y1 - box[0], x0 - box[2]:x1 - box[2]]))
+
+
+class _ExtentsProbe:
+    """Stands in for the cairo context while CairoSVG draws: fills and strokes record their
+    device-space extents instead of painting; everything else goes to the real context."""
+
+    def __init__(self, context, size: int):
+        self._context = context
+        self._size = size
+        self.box: list[float] | None = None
+        self.bent_fill = self.bent_stroke = False
+        self.pieces: list | None = None    # encoded device paths, measured one by one
+        self.results: list = []
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
+
+    def _add(self, x0, y0, x1, y1):
+        if x1 <= x0 and y1 <= y0:
+            return
+        points = [self._context.user_to_device(x, y)
+                  for x, y in ((x0, y0), (x1, y0), (x0, y1), (x1, y1))]
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        box = [min(ys), max(ys), min(xs), max(xs)]
+        if self.box is None:
+            self.box = box
+        else:
+            self.box = [min(self.box[0], box[0]), max(self.box[1], box[1]),
+                        min(self.box[2], box[2]), max(self.box[3], box[3])]
+
+    def _each_piece(self, extents, kind: str):
+        """Measure every piece: set it as the current path (device space), restore the
+        drawing's matrix (stroke widths are in user space) and ask cairo."""
+        context = self._context
+        matrix = context.get_matrix()
+        for i, encoded in enumerate(self.pieces):
+            context.new_path()
+            context.identity_matrix()
+            _append_encoded(context, encoded)
+            context.set_matrix(matrix)
+            self.box, self.bent_fill, self.bent_stroke = self.results[i]
+            self._add(*extents())
+            if kind == "fill":
+                self._shape()
+            self.results[i] = [self.box, self.bent_fill, self.bent_stroke]
+        context.new_path()
+
+    def fill_preserve(self):
+        if self.pieces is not None:
+            return self._each_piece(self._context.fill_extents, "fill")
+        self._add(*self._context.fill_extents())
+        self._shape()
+
+    def _shape(self):
+        """Whether the path is rectilinear in device space, for fills (open subpaths
+        close with a line) and for strokes: cairo draws rectilinear paths with exact box
+        coverage, any other with its 15-row sampling - a choice made per whole path."""
+        context = self._context
+        matrix = context.get_matrix()
+        context.identity_matrix()
+        path = context.copy_path()
+        context.set_matrix(matrix)
+        start = last = None
+        for kind, points in path:
+            if kind == 0:  # move to
+                if start is not None and last != start and start[0] != last[0] \
+                        and start[1] != last[1]:
+                    self.bent_fill = True
+                start = last = points
+            elif kind == 1:  # line to
+                if last is not None and points[0] != last[0] and points[1] != last[1]:
+                    self.bent_fill = self.bent_stroke = True
+                last = points
+            elif kind == 2:  # curve to
+                self.bent_fill = self.bent_stroke = True
+                last = points[-2:]
+            elif kind == 3 and start is not None:  # close path
+                if last[0] != start[0] and last[1] != start[1]:
+                    self.bent_fill = self.bent_stroke = True
+                last = start
+        if start is not None and last != start and last[0] != start[0] \
+                and last[1] != start[1]:
+            self.bent_fill = True
+
+    def fill(self):
+        self.fill_preserve()
+        self._context.new_path()
+
+    def stroke_preserve(self):
+        if self.pieces is not None:
+            return self._each_piece(self._context.stroke_extents, "stroke")
+        self._add(*self._context.stroke_extents())
+        self._shape()
+
+    def stroke(self):
+        self.stroke_preserve()
+        self._context.new_path()
+
+    def _everything(self, *args, **kwargs):
+        self.box = [0.0, float(self._size), 0.0, float(self._size)]
+
+    paint = paint_with_alpha = mask = mask_surface = _everything
+
+
+@functools.lru_cache(maxsize=1)
+def _subpath_surface_class():
+    base = _surface_class()
+
+    class SubpathSurface(base):
+        """Draws only the elements marked with ``CAPTURE_ATTR`` named in ``self.job``
+        (mark -> work), each as CairoSVG would with other path data, and nothing else:
+        - ``("boxes", [d, ...])``: the device box (y0, y1, x0, x1, floats) of what each
+          path data would fill or stroke with whether it is bent (not rectilinear) for
+          fills and for strokes, or None; or the reason the path is not local;
+        - ``("windows", (pieces, [((y0, y1, x0, x1), subpaths, arcs, bend), ...]))``:
+          the path data made of those ``pieces`` (indices) drawn alone, clipped to its window of whole device pixels, with the curve
+          tolerance of a path that has an arc when ``arcs``, made non-rectilinear when
+          ``bend`` ("fill" or "both", see _bend): (box, RGBA crop) as layers are.
+        Marked elements must not sit under a group effect (see render_captured_layers)."""
+
+        job: dict = {}
+        canvas: int = 0
+
+        def __init__(self, *args, **kwargs):
+            self.results = {}
+            super().__init__(*args, **kwargs)
+
+        def draw(self, node):
+            mark = node.get(CAPTURE_ATTR)
+            if mark is None:
+                return super().draw(node)
+            if mark not in self.job or mark in self.results:
+                return None
+            kind, work = self.job[mark]
+            original = node.get("d")
+            try:
+                if kind == "boxes":
+                    self.results[mark] = self._boxes(node, work)
+                else:
+                    pieces, items = work
+                    self.results[mark] = self._windows(node, pieces, items)
+            finally:
+                node["d"] = original
+            return None
+
+        def _boxes(self, node, pieces):
+            """One draw of the node: the path step builds every piece (CairoSVG's own
+            path code), and the fill and stroke steps measure each piece in turn with
+            the fill and stroke state CairoSVG set up (see _ExtentsProbe)."""
+            import cairosvg.surface as cs
+
+            reason = _nonlocal_reason(self, node)
+            if reason is not None:
+                return reason
+            real = self.context
+            real_path = _real_path()
+            probe = _ExtentsProbe(real, self.canvas)
+            probe.results = [[None, False, False] for _ in pieces]
+
+            def build_all(_surface, _node):
+                self.context = real
+                try:
+                    probe.pieces = [_device_path(self, node, real_path, d) for d in pieces]
+                finally:
+                    self.context = probe
+
+            self.context = probe
+            with _HOOK_LOCK:
+                cs.TAGS["path"] = _this_thread_only(build_all, real_path)
+                try:
+                    super().draw(node)
+                finally:
+                    self.context = real
+                    cs.TAGS["path"] = real_path
+            return [None if box is None else (tuple(box), bent_fill, bent_stroke)
+                    for box, bent_fill, bent_stroke in probe.results]
+
+        def _windows(self, node, pieces, items):
+            """Each window's path is put together from the subpaths' cairo paths, each
+            built once (by CairoSVG's own path code) and kept in device space, where
+            cairo's fixed-point coordinates copy back exactly."""
+            built: dict[int, object] = {}
+            real_path = _real_path()
+
+            def build(d):
+                return _device_path(self, node, real_path, d)
+
+            def assemble(wanted, extra):
+                context = self.context
+                for j in wanted:
+                    if j not in built:
+                        built[j] = build(pieces[j])
+                parts = [built[j] for j in wanted]
+                if extra:
+                    parts.append(build(extra))
+                context.new_path()
+                matrix = context.get_matrix()
+                context.identity_matrix()
+                for part in parts:
+                    _append_encoded(context, part)
+                context.set_matrix(matrix)
+
+            out = []
+            with _HOOK_LOCK:
+                self._windows_hooked(node, items, assemble, real_path, out)
+            return out
+
+        def _windows_hooked(self, node, items, assemble, real_path, out):
+            import cairosvg.surface as cs
+
+            try:
+                for box, wanted, arcs, bend in items:
+                    extra = self._bend(node, box[0] - CLIP_SLACK - 4096, box[2], bend) \
+                        if bend else None
+                    cs.TAGS["path"] = _this_thread_only(
+                        lambda _surface, _node, wanted=wanted, extra=extra:
+                        assemble(wanted, extra), real_path)
+                    out.append(self._window(node, box, arcs))
+            finally:
+                cs.TAGS["path"] = real_path
+
+        def _window(self, node, box, arcs):
+            y0, y1, x0, x1 = box
+            context = self.context
+            matrix = context.get_matrix()
+            context.save()
+            if arcs:
+                # CairoSVG sets a fine tolerance on its first arc, and the tolerance in
+                # force at fill time flattens every curve of the path: keep it when the
+                # path without this subpath still has an arc somewhere.
+                context.set_tolerance(0.00001)
+            context.identity_matrix()
+            # The clip reaches a few rows past the window: cairo's rows at a clip's edge
+            # can round differently from the same rows drawn unclipped; only the window's
+            # own rows are kept.
+            context.rectangle(x0, y0 - CLIP_SLACK, x1 - x0, y1 - y0 + 2 * CLIP_SLACK)
+            context.clip()
+            context.set_matrix(matrix)
+            context.push_group()
+            try:
+                super().draw(node)
+            finally:
+                group = context.pop_group()
+                context.restore()
+            return _crop_to(_crop_group(group.get_surface()), box)
+
+        def _bend(self, node, y, x, kind):
+            """Path data far above the window (clipped away) that makes the path
+            non-rectilinear like the whole path it stands for: for fills only ("fill":
+            an open corner whose closing line is diagonal) or for both ("both")."""
+            from cairosvg.helpers import transform
+
+            context = self.context
+            context.save()
+            transform(self, node.get("transform"),
+                      transform_origin=node.get("transform-origin"))
+            inverse = context.get_matrix()
+            context.restore()
+            inverse.invert()
+            corner = [(x, y), (x + 8, y), (x + 8, y + 8)] if kind == "fill" else \
+                [(x, y), (x + 8, y + 8)]
+            points = [inverse.transform_point(px, py) for px, py in corner]
+            return "M" + " L".join(f"{px!r} {py!r}" for px, py in points)
+
+    return SubpathSurface
+
+
+_HOOK_LOCK = threading.Lock()  # one hooked pass at a time in a process
+
+
+def _real_path():
+    from cairosvg.path import path
+
+    return path
+
+
+def _this_thread_only(hook, real_path):
+    """CairoSVG looks tags up in a module-wide table; a hook put there for one pass must
+    not reach renders that other threads of this process run meanwhile."""
+    owner = threading.get_ident()
+
+    def path(surface, node):
+        if threading.get_ident() == owner:
+            return hook(surface, node)
+        return real_path(surface, node)
+
+    return path
+
+
+def _device_path(surface, node, real_path, d: str):
+    """Path data ``d`` of ``node`` built by CairoSVG's own path code, copied in device
+    space (cairo's fixed-point values, exactly) and encoded once for cairo."""
+    from cairocffi.context import _encode_path
+
+    context = surface.context
+    context.new_path()
+    node["d"] = d
+    real_path(surface, node)
+    matrix = context.get_matrix()
+    context.identity_matrix()
+    items = context.copy_path()
+    context.set_matrix(matrix)
+    context.new_path()
+    return _encode_path(items)
+
+
+def _append_encoded(context, encoded) -> None:
+    """``context.append_path`` for a path encoded once by ``_device_path``: cairocffi
+    re-encodes a path in Python on every append, the slowest step of a window."""
+    from cairocffi import cairo
+
+    cairo.cairo_append_path(context._pointer, encoded[0])
+    context._check_status()
+
+
+def render_subpath_work(svg_text: str | bytes, size: int, job: dict,
+                        limits: Limits = DEFAULT_LIMITS, name: str = "<input>") -> dict:
+    """One render pass over ``svg_text`` doing ``job`` (see SubpathSurface) for each
+    marked path; returns mark -> result."""
+    surface_class = type("SubpathJob", (_subpath_surface_class(),), {"job": job, "canvas": size})
+    surface, _ = _render_native(svg_text, size, limits, name, surface_class)
+    return surface.results

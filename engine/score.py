@@ -40,6 +40,7 @@ class ScoreSettings:
     device: str | None = None
     speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
     hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
+    precision: str = "fp32"   # model backbones: fp32, or opt-in bf16 / int8 (CLIP)
     limits: Limits = field(default=DEFAULT_LIMITS)
 
     def key(self) -> dict:
@@ -102,7 +103,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
 
     choice = choose_backbone(settings.backbone, settings.weights)
     if backbone is None:
-        backbone = get_backbone(choice.name, settings.weights, settings.device)
+        backbone = get_backbone(choice.name, settings.weights, settings.device,
+                                settings.precision)
     spec = resolve_reference(doc.name, doc, takes_text=backbone.takes_text,
                              reference=settings.reference, prompt=settings.prompt)
     if spec.kind == "text" and not backbone.takes_text:
@@ -123,7 +125,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     if hasattr(backbone, "similarity_patched"):
         scores = backbone.similarity_patched(loo.full, loo.patches, prepared)
     else:
-        scores = _similarity_batched(backbone, loo, prepared)
+        scores = _similarity_batched(backbone, loo, prepared, full_score)
     t_score = time.perf_counter() - t_score
 
     unit_rows = []
@@ -179,13 +181,19 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     return ScoreRun(result, doc, units, loo)
 
 
-def _similarity_batched(backbone, loo: LooResult, prepared, batch: int = 32) -> np.ndarray:
-    out = []
-    for start in range(0, len(loo.patches), batch):
-        images = np.stack([p.materialize(loo.full) for p in loo.patches[start:start + batch]]) \
-            if loo.patches[start:start + batch] else np.zeros((0,) + loo.full.shape, np.uint8)
-        out.append(backbone.similarity(images, prepared))
-    return np.concatenate(out) if out else np.zeros(0)
+def _similarity_batched(backbone, loo: LooResult, prepared, full_score: float,
+                        batch: int | None = None) -> np.ndarray:
+    """Similarity of every leave-one-out image. A unit whose image is the full render
+    (nothing changes without it) scores the full render's similarity without a model
+    pass; the rest go through the backbone in batches of its own preferred size."""
+    batch = batch or int(getattr(backbone, "batch_size", 32) or 32)
+    scores = np.full(len(loo.patches), full_score, np.float64)
+    changed = [i for i, p in enumerate(loo.patches) if p.box is not None]
+    for start in range(0, len(changed), batch):
+        chunk = changed[start:start + batch]
+        images = np.stack([loo.patches[i].materialize(loo.full) for i in chunk])
+        scores[chunk] = backbone.similarity(images, prepared)
+    return scores
 
 
 def summarize(rows: list[dict]) -> dict:

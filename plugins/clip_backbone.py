@@ -65,12 +65,24 @@ class ClipBackbone:
     name = "clip"
     takes_text = True
 
+    PRECISIONS = ("fp32", "bf16", "int8")
+
     def __init__(self, device: str | None = None, weights: str | None = None,
                  model_name: str = "ViT-B-32", pretrained: str | None = "openai",
-                 batch_size: int = 32):
+                 batch_size: int | None = None, precision: str = "fp32"):
         torch = require("torch", "clip")
         open_clip = require("open_clip", "clip")
+        if precision not in self.PRECISIONS:
+            raise ConfigError(None, f"unknown CLIP precision {precision!r} "
+                                    f"({', '.join(self.PRECISIONS)})")
         self.device = pick_device(device)
+        if precision == "int8" and self.device != "cpu":
+            raise ConfigError(None, "--precision int8 (dynamic quantisation) runs on the CPU "
+                                    "only; use bf16 on a GPU")
+        self.precision = precision
+        # A GPU takes large batches; on a CPU, batches beyond a few dozen images only
+        # cost memory (the encoder is compute-bound per image).
+        batch_size = batch_size or (128 if self.device != "cpu" else 32)
         self.batch_size = max(1, int(batch_size))
         self.model_name = _resolve_model_name(model_name)
         kwargs: dict[str, Any] = {}
@@ -100,10 +112,20 @@ class ClipBackbone:
                                        "cache, or pass weights=<local checkpoint>)")
             raise ConfigError(None, f"cannot load open_clip {model_name} ({what}): {e}{hint}") from None
         model.eval()
+        self._dtype = torch.float32
+        if precision == "bf16":
+            model = model.to(torch.bfloat16)
+            self._dtype = torch.bfloat16
+        elif precision == "int8":
+            # Dynamic quantisation: Linear weights in int8, activations quantised per
+            # batch; attention and convolutions stay in fp32.
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear},
+                                                           dtype=torch.qint8)
         self.model = model
         self.preprocess = preprocess
         self.tokenizer = tokenizer
-        self.description = f"open_clip {self.model_name} {label} ({self.device})"
+        suffix = "" if precision == "fp32" else f", {precision}"
+        self.description = f"open_clip {self.model_name} {label} ({self.device}{suffix})"
         self._torch = torch
 
     # -- weights -------------------------------------------------------------------------
@@ -164,7 +186,7 @@ class ClipBackbone:
         from PIL import Image
 
         batch = [self.preprocess(Image.fromarray(as_rgb_uint8(im), "RGB")) for im in images]
-        return self._torch.stack(batch).to(self.device)
+        return self._torch.stack(batch).to(self.device, self._dtype)
 
     def embed_images(self, images: np.ndarray | list[np.ndarray],
                      batch_size: int | None = None) -> np.ndarray:

@@ -23,6 +23,10 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--weights", help="local checkpoint for the backbone (e.g. CLIP weights)")
     p.add_argument("--device", help="torch device for model backbones (default: cuda if "
                                     "available, else cpu)")
+    p.add_argument("--precision", choices=["fp32", "bf16", "int8"], default="fp32",
+                   help="model backbones (clip): numeric precision of the image encoder; "
+                        "bf16 and int8 are faster on CPUs and drift slightly from fp32 "
+                        "(see the README's measurements). Default fp32")
     p.add_argument("--method", choices=["fast", "naive"], default="fast",
                    help="leave-one-out method (default fast; naive renders the document once "
                         "per unit)")
@@ -55,7 +59,8 @@ def settings_from_args(args):
                          helpful_threshold=args.helpful_threshold,
                          harmful_threshold=args.harmful_threshold, weights=args.weights,
                          device=args.device, speck_threshold=args.speck_threshold,
-                         hidden_threshold=args.hidden_threshold, limits=DEFAULT_LIMITS)
+                         hidden_threshold=args.hidden_threshold,
+                         precision=getattr(args, "precision", "fp32"), limits=DEFAULT_LIMITS)
 
 
 def register(sub) -> None:
@@ -95,13 +100,47 @@ def progress_bar(desc: str, enabled: bool | None = None):
     return update
 
 
-def run(args) -> int:
-    from svgloo.engine.score import score_file
+def start_render_workers() -> None:
+    """Start the render workers in the background now, so that their start (a fork
+    server, imports, a warm-up render: most of a small file's wall time) overlaps with
+    importing the engine, parsing and loading the backbone instead of preceding them."""
+    import os
+    import threading
 
+    def start() -> None:
+        from svgloo.engine.workers import shared_pool
+
+        pool = shared_pool(DEFAULT_LIMITS)
+        try:
+            pool.map(os.getpid, [()] * pool.workers, "render workers")
+        except Exception:  # the real work reports any problem with the pool
+            pass
+
+    threading.Thread(target=start, name="svgloo-start-workers", daemon=True).start()
+
+
+def run(args) -> int:
+    if not args.daemon:
+        start_render_workers()
+    try:
+        return _run(args)
+    except BaseException:
+        # A bad file fails in milliseconds: do not wait for the workers' start to exit.
+        from svgloo.engine.workers import close_all_pools
+
+        close_all_pools()
+        raise
+
+
+def _run(args) -> int:
     settings = settings_from_args(args)
     result = None
     if args.daemon:
         result = _try_daemon(args.file, settings)
+        if result is None:
+            start_render_workers()
+    from svgloo.engine.score import score_file
+
     run_ = None
     if result is None:
         bar = progress_bar(f"scoring {args.file}")

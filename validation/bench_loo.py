@@ -1,12 +1,24 @@
 """Benchmark: the naive and fast leave-one-out methods side by side on a corpus.
 
     python -m svgloo.validation.bench_loo [DIR] [--limit N] [--json FILE]
+    python -m svgloo.validation.bench_loo --scaling [--naive-max N]
+    python -m svgloo.validation.bench_loo [DIR] --cli [--limit N]
 
 For every file both methods run back to back in the same process (so machine noise hits
 both alike); per size band (units 1-19, 20-99, >= 100) and overall it prints the median
 speed ratio naive/fast, the largest per-channel pixel difference between the two methods'
 leave-one-out images, and the peak memory of the fast method on the largest file (measured
-in a fresh process: its own peak RSS and its render workers').
+in a fresh process: its own peak RSS and its render workers'), plus the same table for
+the compound-path files only (files whose units are mostly subpaths of ``<path>``s).
+
+``--scaling``: synthetic files made of one ``<path>`` with N small subpaths (N = 250, 500,
+1000, 2000, 4900) on an even-odd frame; each method runs in a fresh process: wall time
+and peak memory (main process + largest worker). Naive is quadratic: it runs up to
+``--naive-max`` subpaths only.
+
+``--cli``: what a user waits for: whole processes ``svgloo score FILE --json --backbone
+pixel``, ``--method fast`` and ``--method naive`` back to back per file; median ratio per
+size band.
 """
 
 from __future__ import annotations
@@ -85,6 +97,79 @@ def peak_memory_mb(path: Path) -> tuple[float, float]:
     return int(out[0]) / 1024, int(out[1]) / 1024
 
 
+def synthetic_path(n: int) -> str:
+    """One even-odd <path>: a canvas-sized frame and n - 1 small squares in a grid."""
+    side = int(np.ceil(np.sqrt(n - 1)))
+    step = 1000 / side
+    squares = " ".join(f"M{(i % side) * step + step / 4:.2f} {(i // side) * step + step / 4:.2f}"
+                       f"h{step / 2:.2f}v{step / 2:.2f}h{-step / 2:.2f}z" for i in range(n - 1))
+    return ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="-10 -10 1020 1020">'
+            f'<path fill-rule="evenodd" d="M-5 -5H1005V1005H-5Z {squares}"/></svg>')
+
+
+_SCALING_PROBE = """
+import resource, sys, time
+from svgloo.engine.document import parse_document
+from svgloo.engine.units import extract_units
+from svgloo.engine.loo import leave_one_out
+from svgloo.engine.workers import RenderPool
+from svgloo.validation.bench_loo import synthetic_path, worker_peak_kb
+if __name__ == "__main__":
+    pool = RenderPool()
+    pool.map(worker_peak_kb, [(0.0,)] * pool.workers, "warm")
+    us = extract_units(parse_document(synthetic_path(int(sys.argv[1])), "synthetic.svg"))
+    t = time.perf_counter()
+    leave_one_out(us, sys.argv[2], pool=pool)
+    seconds = time.perf_counter() - t
+    workers = max(pool.map(worker_peak_kb, [(0.2,)] * (2 * pool.workers), "probe"))
+    pool.close()
+    print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, workers)
+"""
+
+
+def scaling(naive_max: int, sizes=(250, 500, 1000, 2000, 4900)) -> list[dict]:
+    rows = []
+    for n in sizes:
+        row = {"subpaths": n}
+        for method in ("fast", "naive"):
+            if method == "naive" and n > naive_max:
+                continue
+            out = subprocess.run([sys.executable, "-c", _SCALING_PROBE, str(n), method],
+                                 check=True, capture_output=True, text=True).stdout.split()
+            row[f"{method}_s"] = float(out[0])
+            row[f"{method}_mb"] = (int(out[1]) + int(out[2])) / 1024
+        rows.append(row)
+        print(f"{n:>6} subpaths: fast {row['fast_s']:7.2f} s {row['fast_mb']:6.0f} MB"
+              + (f" | naive {row['naive_s']:7.2f} s {row['naive_mb']:6.0f} MB"
+                 f" | naive/fast {row['naive_s'] / row['fast_s']:5.1f}x"
+                 if "naive_s" in row else ""), flush=True)
+    return rows
+
+
+def cli_compare(path: Path) -> dict:
+    """Whole-process wall time of ``svgloo score`` with each method, back to back."""
+    times = {}
+    for method in ("fast", "naive"):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "svgloo", "score", str(path), "--json",
+                        "--backbone", "pixel", "--method", method],
+                       check=True, capture_output=True)
+        times[method] = time.perf_counter() - t
+    return times
+
+
+def compound_only(rows: list[dict]) -> list[dict]:
+    from svgloo.engine.document import load_document
+    from svgloo.engine.units import extract_units
+
+    out = []
+    for r in rows:
+        us = extract_units(load_document(r["file"]))
+        if sum(u.kind == "subpath" for u in us.units) * 2 > len(us.units):
+            out.append(r)
+    return out
+
+
 def summarize(rows: list[dict]) -> list[dict]:
     table = []
     for name in [b[0] for b in BANDS] + ["overall"]:
@@ -110,11 +195,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dir", nargs="?", default=str(default_dir))
     p.add_argument("--limit", type=int, help="only the first N files (sorted by name)")
     p.add_argument("--json", help="write per-file rows and the summary to this file")
+    p.add_argument("--scaling", action="store_true",
+                   help="synthetic single-path files with 250..4900 subpaths")
+    p.add_argument("--naive-max", type=int, default=1000,
+                   help="largest synthetic file naive runs on (default 1000)")
+    p.add_argument("--cli", action="store_true",
+                   help="whole `svgloo score` processes, fast vs naive")
     args = p.parse_args(argv)
+    if args.scaling:
+        rows = scaling(args.naive_max)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
     files = sorted(Path(args.dir).rglob("*.svg"))[: args.limit]
     if not files:
         print(f"no .svg files under {args.dir}", file=sys.stderr)
         return 2
+    if args.cli:
+        rows = []
+        for path in tqdm(files, desc="svgloo score, naive vs fast", file=sys.stderr):
+            from svgloo.engine.document import load_document
+            from svgloo.engine.units import extract_units
+
+            n = len(extract_units(load_document(path)).units)
+            t = cli_compare(path)
+            rows.append({"file": str(path), "units": n, "band": _band(n),
+                         "fast_s": t["fast"], "naive_s": t["naive"],
+                         "ratio": t["naive"] / t["fast"], "max_pixel_diff": 0})
+        print(f"{'band':>8} {'files':>5} {'median naive/fast':>18} {'fast s':>8} {'naive s':>8}")
+        for t in summarize(rows):
+            print(f"{t['band']:>8} {t['files']:>5} {t['median_ratio']:>17.1f}x "
+                  f"{t['fast_s']:>8.1f} {t['naive_s']:>8.1f}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
     pool = RenderPool()
     rows = []
     try:
@@ -131,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     for t in table:
         print(f"{t['band']:>8} {t['files']:>5} {t['median_ratio']:>17.1f}x "
               f"{t['max_pixel_diff']:>10}/255 {t['fast_s']:>8.1f} {t['naive_s']:>8.1f}")
+    compound = compound_only(rows)
+    if compound:
+        for t in summarize(compound):
+            if t["band"] == "overall":
+                print(f"{'compound':>8} {t['files']:>5} {t['median_ratio']:>17.1f}x "
+                      f"{t['max_pixel_diff']:>10}/255 {t['fast_s']:>8.1f} {t['naive_s']:>8.1f}")
     print(f"peak memory, fast, largest file ({Path(largest['file']).name}, "
           f"{largest['units']} units): main process {main_mb:.0f} MB, largest render worker "
           f"{worker_mb:.0f} MB")

@@ -54,3 +54,15 @@ def test_removing_relative_subpath_keeps_the_next_one_in_place():
 def test_invalid_path_data_raises(d):
     with pytest.raises(PathSyntaxError):
         split_subpaths(d)
+
+
+def test_with_absolute_movetos_keeps_every_subpath_and_point():
+    from svgloo.engine.pathdata import with_absolute_movetos
+
+    d = "m10 10 20 0 0 20z m5.5 -3 h4 M 1 1 l2 2 m1e1 0 v3"
+    subpaths = split_subpaths(d)
+    out = with_absolute_movetos(d, subpaths)
+    assert out == "M10 10 l 20 0 0 20z M15.5 7 h4 M 1 1 l2 2 M13 3 v3"
+    again = split_subpaths(out)
+    assert [sp.start_point for sp in again] == [sp.start_point for sp in subpaths]
+    assert not any(sp.relative for sp in again)

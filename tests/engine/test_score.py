@@ -168,3 +168,44 @@ def test_auto_backbone_says_why_it_falls_back_to_pixel(monkeypatch):
     choice = choose_backbone("auto")
     assert choice.name == "pixel" and "[clip] extra" in choice.reason
     assert choose_backbone("clip").name == "clip"
+
+
+class _CountingBackbone:
+    """Mean brightness as similarity; counts the images it is asked to embed."""
+
+    name = "counting"
+    description = "test backbone"
+    takes_text = False
+
+    def __init__(self):
+        self.seen = 0
+
+    def prepare(self, reference):
+        return float(reference.image.mean())
+
+    def similarity(self, images, prepared):
+        self.seen += len(images)
+        return 1.0 - np.abs(images.reshape(len(images), -1).mean(axis=1) - prepared) / 255
+
+
+def test_units_that_change_nothing_need_no_model_pass(render_pool):
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.score import score_document
+
+    svg = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40">
+      <rect width="20" height="20" fill="red"/><rect width="20" height="20" fill="red"/>
+      <circle cx="30" cy="30" r="5" fill="none"/><circle cx="30" cy="30" r="6"/></svg>"""
+    backbone = _CountingBackbone()
+    run = score_document(parse_document(svg, "c.svg"), ScoreSettings(), pool=render_pool,
+                         backbone=backbone)
+    deltas = [u["delta"] for u in run.result["units"]]
+    # either red square alone draws the same picture; the empty circle draws nothing
+    assert deltas[0] == deltas[1] == deltas[2] == 0
+    assert backbone.seen == 1 + 1   # the full render, then the one unit that changes it
+    # the same numbers as scoring every leave-one-out image
+    full = backbone.similarity(run.loo.full[None], backbone.prepare(
+        type("R", (), {"image": run.loo.full})()))[0]
+    for k in (3,):
+        s = backbone.similarity(run.loo.image_without(k)[None],
+                                float(run.loo.full.mean()))[0]
+        assert deltas[k] == pytest.approx(full - s, abs=1e-6)

@@ -186,3 +186,25 @@ def test_slash_name_and_missing_torch_are_handled():
             "        raise AssertionError(cls)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("precision", ["bf16", "int8"])
+def test_lower_precision_tracks_fp32(backbone, tiny, images, precision):
+    cfg, ckpt, _, _ = tiny
+    low = ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg),
+                       precision=precision)
+    assert low.description.endswith(f"(cpu, {precision})")
+    ref = backbone.prepare(Reference("image", "test", image=images[0]))
+    ref_low = low.prepare(Reference("image", "test", image=images[0]))
+    full = backbone.similarity(images, ref)
+    approx = low.similarity(images, ref_low)
+    assert approx.dtype == np.float64 and approx.shape == full.shape
+    # the same ordering of images, and close values (bf16 keeps 8 bits of mantissa)
+    assert np.abs(approx - full).max() < 0.05
+    assert np.corrcoef(approx, full)[0, 1] > 0.95
+
+
+def test_unknown_precision_is_a_config_error(tiny):
+    cfg, ckpt, _, _ = tiny
+    with pytest.raises(ConfigError, match="precision"):
+        ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg), precision="fp8")
