@@ -159,6 +159,10 @@ def check_field_types(cls, d: dict, name: str) -> None:
                                         "Unicode") from None
 
 
+def _optional_float(value):
+    return None if value is None else float(value)
+
+
 def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
     """ScoreSettings from a JSON dict of its field names; limits stay the daemon's."""
     from svgloo.engine.score import ScoreSettings
@@ -175,8 +179,8 @@ def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
         if not 8 <= size <= limits.max_render_size:
             raise ValueError(f"size must be between 8 and {limits.max_render_size}")
         s = s.with_(size=size, subpaths=bool(s.subpaths),
-                    helpful_threshold=float(s.helpful_threshold),
-                    harmful_threshold=float(s.harmful_threshold))
+                    helpful_threshold=_optional_float(s.helpful_threshold),
+                    harmful_threshold=_optional_float(s.harmful_threshold))
     except (TypeError, ValueError) as exc:
         raise ConfigError(name, f"bad score settings: {exc}") from None
     return s

@@ -34,8 +34,9 @@ class ScoreSettings:
     subpaths: bool = True
     reference: str | None = None
     prompt: str | None = None
-    helpful_threshold: float = 0.005
-    harmful_threshold: float = -0.005
+    # None: the backbone's own thresholds (CLIP: the paper's +/-0.005; pixel: calibrated).
+    helpful_threshold: float | None = None
+    harmful_threshold: float | None = None
     weights: str | None = None
     device: str | None = None
     speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
@@ -53,10 +54,35 @@ class ScoreSettings:
         return replace(self, **changes)
 
 
-def verdict(delta: float, settings: ScoreSettings) -> str:
-    if delta > settings.helpful_threshold:
+PAPER_THRESHOLDS = (0.005, -0.005)  # helpful, harmful: the paper's, for CLIP ViT-B/32
+
+
+def thresholds_for(settings: ScoreSettings, backbone) -> tuple[float, float, str]:
+    """(helpful, harmful, where they come from): the settings' when given, else the
+    backbone's own (a backbone's ``helpful_threshold``/``harmful_threshold`` attributes),
+    else the paper's."""
+    helpful = settings.helpful_threshold
+    harmful = settings.harmful_threshold
+    source = "given"
+    if helpful is None or harmful is None:
+        own = (getattr(backbone, "helpful_threshold", None),
+               getattr(backbone, "harmful_threshold", None))
+        source = f"{backbone.name} backbone" if None not in own else "the paper's"
+        if None in own:
+            own = PAPER_THRESHOLDS
+        if helpful is None:
+            helpful = own[0]
+        if harmful is None:
+            harmful = own[1]
+        if settings.helpful_threshold is not None or settings.harmful_threshold is not None:
+            source = f"given and {source}"
+    return float(helpful), float(harmful), source
+
+
+def verdict(delta: float, helpful: float, harmful: float) -> str:
+    if delta > helpful:
         return "helpful"
-    if delta < settings.harmful_threshold:
+    if delta < harmful:
         return "harmful"
     return "neutral"
 
@@ -128,6 +154,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         scores = _similarity_batched(backbone, loo, prepared, full_score)
     t_score = time.perf_counter() - t_score
 
+    helpful, harmful, threshold_source = thresholds_for(settings, backbone)
     unit_rows = []
     for u, s in zip(units.units, scores):
         delta = full_score - float(s)
@@ -138,7 +165,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
             "subpath": u.subpath, "offsets": [u.start, u.end],
             "range": {"start": {"line": l0, "character": c0},
                       "end": {"line": l1, "character": c1}},
-            "delta": round(delta, 6), "verdict": verdict(delta, settings),
+            "delta": round(delta, 6), "verdict": verdict(delta, helpful, harmful),
             "footprint_pixels": fp_pixels, "visible": fp_pixels > 0,
         })
     t_findings = time.perf_counter()
@@ -162,8 +189,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         "method": settings.method,
         "render_size": settings.size,
         "subpaths": settings.subpaths,
-        "thresholds": {"helpful": settings.helpful_threshold,
-                       "harmful": settings.harmful_threshold},
+        "thresholds": {"helpful": helpful, "harmful": harmful, "source": threshold_source},
         "finding_thresholds": thresholds.to_json(),
         "full_score": round(full_score, 6),
         "units": unit_rows,

@@ -55,8 +55,8 @@ class Settings:
     backbone: str = "auto"
     reference: str = ""
     prompt: str = ""
-    helpful_threshold: float = 0.005
-    harmful_threshold: float = -0.005
+    helpful_threshold: float | None = None  # None: the backbone's own (see engine/score.py)
+    harmful_threshold: float | None = None
     diagnostics: DiagnosticOptions = field(default_factory=DiagnosticOptions)
     use_daemon: bool = True
     render_size: int = 384

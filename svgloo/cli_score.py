@@ -33,13 +33,15 @@ def add_scoring_arguments(p) -> None:
     p.add_argument("--size", type=int, default=384, help="render size in pixels (default 384)")
     p.add_argument("--no-subpaths", dest="subpaths", action="store_false",
                    help="score compound paths as whole elements")
-    p.add_argument("--helpful-threshold", type=float, default=0.005, metavar="DELTA",
+    p.add_argument("--helpful-threshold", type=float, default=None, metavar="DELTA",
                    help="a unit is helpful when removing it lowers the score by more than "
-                        "this (delta > DELTA; default 0.005)")
-    p.add_argument("--harmful-threshold", type=float, default=-0.005, metavar="DELTA",
+                        "this (delta > DELTA); default: the backbone's own (clip: the "
+                        "paper's 0.005; pixel: 0.0008, calibrated, see docs/validation.md)")
+    p.add_argument("--harmful-threshold", type=float, default=None, metavar="DELTA",
                    help="a unit is harmful when removing it raises the score by more than "
-                        "-DELTA (delta < DELTA; default -0.005, a rise of over 0.005); in "
-                        "between the two thresholds it is neutral")
+                        "-DELTA (delta < DELTA); default: the backbone's own (clip: the "
+                        "paper's -0.005; pixel: -0.0008, calibrated); in between the two "
+                        "thresholds it is neutral")
     p.add_argument("--speck-threshold", type=float, default=0.0002, metavar="FRACTION",
                    help="flag a unit as a speck when its visible footprint is at most this "
                         "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "

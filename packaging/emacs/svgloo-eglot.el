@@ -16,7 +16,7 @@
 
 (defvar svgloo-settings
   '(:backbone "auto" :reference "" :prompt ""
-    :helpfulThreshold 0.005 :harmfulThreshold -0.005
+    ;; :helpfulThreshold / :harmfulThreshold unset: the backbone's own thresholds
     :diagnostics (:harmful t :invisible t :purity t)
     :useDaemon t :renderSize 384)
   "Settings sent to `svgloo lsp' (the same keys as in the other editors).")

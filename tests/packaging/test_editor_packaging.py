@@ -29,12 +29,14 @@ SERVER_SETTINGS = {
     "backbone": "auto",
     "reference": "",
     "prompt": "",
-    "helpfulThreshold": 0.005,
-    "harmfulThreshold": -0.005,
+    "helpfulThreshold": None,  # the backbone's own thresholds (a number overrides them)
+    "harmfulThreshold": None,
     "diagnostics": {"harmful": True, "invisible": True, "purity": True},
     "useDaemon": True,
     "renderSize": 384,
 }
+# Lua tables and TOML cannot hold a null: there the unset thresholds are simply absent.
+WRITTEN_SETTINGS = {k: v for k, v in SERVER_SETTINGS.items() if v is not None}
 DAEMON_ARGV = ["svgloo", "daemon", "start", "--foreground"]
 
 
@@ -192,7 +194,7 @@ def test_nvim_config():
     assert re.search(r"^\s*settings = \{ svgloo = ", text, re.M)
     assert re.search(r"^\s*init_options = ", text, re.M)
     assert re.search(r"^return \{", text, re.M)
-    assert _lua_defaults(text) == SERVER_SETTINGS
+    assert _lua_defaults(text) == WRITTEN_SETTINGS
 
 
 NVIM_CHECK = r"""
@@ -368,7 +370,7 @@ def test_helix_languages_toml():
     config = tomllib.loads((PACKAGING / "helix" / "languages.toml").read_text(encoding="utf-8"))
     server = config["language-server"]["svgloo"]
     assert [server["command"], *server["args"]] == ["svgloo", "lsp"]
-    assert server["config"]["svgloo"] == SERVER_SETTINGS
+    assert server["config"]["svgloo"] == WRITTEN_SETTINGS
     [svg] = config["language"]
     # Its own language (not "xml", which would start svgloo on every XML file), on the
     # XML grammar, claiming exactly the .svg extension.

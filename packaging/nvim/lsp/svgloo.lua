@@ -11,8 +11,8 @@ local defaults = {
   backbone = 'auto', -- "auto" | "pixel" | "clip"
   reference = '', -- path to a reference image
   prompt = '', -- text prompt
-  helpfulThreshold = 0.005,
-  harmfulThreshold = -0.005,
+  -- helpfulThreshold / harmfulThreshold: unset = the backbone's own (clip: the paper's
+  -- +/-0.005; pixel: +/-0.0008, calibrated); set numbers here to override.
   diagnostics = { harmful = true, invisible = true, purity = true },
   useDaemon = true,
   renderSize = 384,

@@ -30,8 +30,8 @@ export interface ServerSettings {
   backbone: 'auto' | 'pixel' | 'clip';
   reference: string;
   prompt: string;
-  helpfulThreshold: number;
-  harmfulThreshold: number;
+  helpfulThreshold: number | null; // null: the backbone's own thresholds
+  harmfulThreshold: number | null;
   diagnostics: { harmful: boolean; invisible: boolean; purity: boolean };
   useDaemon: boolean;
   renderSize: number;
@@ -166,8 +166,8 @@ export function serverSettings(scope: vscode.Uri | undefined): ServerSettings {
     backbone: backbone === 'pixel' || backbone === 'clip' ? backbone : 'auto',
     reference: reference ? path.resolve(folder?.uri.fsPath ?? '.', expandPath(reference, folder?.uri.fsPath)) : '',
     prompt: cfg.get<string>('prompt') ?? '',
-    helpfulThreshold: cfg.get<number>('helpfulThreshold') ?? 0.005,
-    harmfulThreshold: cfg.get<number>('harmfulThreshold') ?? -0.005,
+    helpfulThreshold: cfg.get<number | null>('helpfulThreshold') ?? null,
+    harmfulThreshold: cfg.get<number | null>('harmfulThreshold') ?? null,
     diagnostics: {
       harmful: diagnostics.harmful ?? true,
       invisible: diagnostics.invisible ?? true,
