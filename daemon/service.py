@@ -562,12 +562,9 @@ class ScoringService:
 
     # -- status and shutdown ------------------------------------------------------------
     def status(self) -> dict:
-        from svgloo.engine import backbones
+        from svgloo.engine.backbones import loaded_backbones
 
-        with backbones._lock:
-            loaded = [{"name": n, "weights": w, "device": str(getattr(inst, "device", None)
-                                                              or d or "cpu")}
-                      for (n, w, d), inst in backbones._cache.items()]
+        loaded = loaded_backbones()
         cur = self.current
         return {
             "pid": os.getpid(),

@@ -47,6 +47,14 @@ def choose_backbone(name: str = "auto", weights: str | None = None) -> BackboneC
                                        "embedded pixel backbone")
 
 
+def loaded_backbones() -> list[dict]:
+    """The backbones this process holds warm (for a status report)."""
+    with _lock:
+        return [{"name": name, "weights": weights, "precision": precision,
+                 "device": str(getattr(inst, "device", None) or device or "cpu")}
+                for (name, weights, device, precision), inst in _cache.items()]
+
+
 def get_backbone(name: str, weights: str | None = None, device: str | None = None,
                  precision: str = "fp32"):
     """``precision`` other than fp32 is passed to the plugin (CLIP takes bf16 and int8);

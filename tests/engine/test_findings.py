@@ -173,7 +173,7 @@ def test_cli_table_and_json_show_findings(tmp_path):
     lines = table.stdout.splitlines()
     assert any("rect#under" in ln and ln.endswith("hidden 97%") for ln in lines)
     assert any("rect#stray" in ln and ln.endswith("speck") for ln in lines)
-    assert any(ln.strip().startswith("findings: 1 specks") and "1 mostly hidden" in ln
+    assert any(ln.strip().startswith("findings: 1 speck ") and "1 mostly hidden" in ln
                for ln in lines)
     proc = subprocess.run(cmd + ["--json", "--hidden-threshold", "0.99"], capture_output=True,
                           text=True, timeout=300)

@@ -382,8 +382,9 @@ def test_images_are_named_as_images():
 
 def test_a_many_subpath_path_stops_at_the_document_memory_budget(render_pool):
     """The issue's reproducer, scaled down: one even-odd path (a canvas frame and 400
-    small squares) under the unit limit still renders hundreds of MB; the budget stops it
-    with a limit error naming the budget, and the same pool scores the next file."""
+    small squares). Since compound paths are re-rendered in windows it brings back a few
+    MB rather than hundreds, so a 2 MB budget stands in for the real one: the budget stops
+    it with a limit error naming the budget, and the same pool scores the next file."""
     from dataclasses import replace
 
     from svgloo.engine.limits import DEFAULT_LIMITS, DocumentBudget, document_budget
@@ -392,12 +393,12 @@ def test_a_many_subpath_path_stops_at_the_document_memory_budget(render_pool):
     squares = " ".join(f"M{10 + (i % 40) * 9} {10 + (i // 40) * 9}h5v5h-5z" for i in range(400))
     svg = (f'<svg {NS} viewBox="0 0 400 400"><path fill-rule="evenodd" '
            f'd="M0 0H400V400H0Z {squares}"/></svg>')
-    limits = replace(DEFAULT_LIMITS, document_render_mb=20)
+    limits = replace(DEFAULT_LIMITS, document_render_mb=2)
     settings = ScoreSettings(backbone="pixel", size=384, limits=limits)
     budget = DocumentBudget.from_limits("frame.svg", limits)
     with document_budget(budget), pytest.raises(LimitError, match="document memory budget"):
         score_text(svg, "frame.svg", settings, pool=render_pool)
-    assert 20 * 2 ** 20 < budget.spent_bytes < 200 * 2 ** 20  # stopped early, not at the end
+    assert 2 * 2 ** 20 < budget.spent_bytes < 200 * 2 ** 20  # stopped early, not at the end
     ok = f'<svg {NS} viewBox="0 0 4 4"><rect width="2" height="2"/></svg>'
     assert len(score_text(ok, "ok.svg", settings, pool=render_pool).result["units"]) == 1
 

@@ -54,7 +54,9 @@ def test_score_with_the_suite_backbone_is_one_minus_its_mse(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     suite_mse = mse(render(original, PROTOCOL), render(target.read_text(), PROTOCOL))
     assert result["backbone"] == "svgeditbench-mse"
-    assert result["full_score"] == round(1 - suite_mse, 6)
+    # The engine draws compound paths with absolute movetos (README, "Fast leave-one-out"):
+    # edge pixels may differ from the file as written by float rounding, not more.
+    assert result["full_score"] == pytest.approx(1 - suite_mse, abs=2e-5)
     assert any(u["verdict"] == "harmful" for u in result["units"])
 
 
@@ -65,7 +67,7 @@ def test_eval_loo_attaches_engine_deltas(tmp_path):
     for row in result["samples"]:
         loo = row["loo"]
         assert loo["backbone"] == "svgeditbench-mse" and loo["render_size"] == 72
-        assert loo["full_score"] == round(1 - row["metrics"]["mse"], 6)
+        assert loo["full_score"] == pytest.approx(1 - row["metrics"]["mse"], abs=2e-5)
         assert loo["units"] and all({"tag", "line", "delta", "verdict"} <= set(u)
                                     for u in loo["units"])
 
