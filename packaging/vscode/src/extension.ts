@@ -202,7 +202,7 @@ async function serverLaunch(): Promise<Launch> {
     importStrategy: cfg.get<unknown>('importStrategy'),
     pythonExtensionInterpreter: await selectedInterpreter(),
     folder,
-    hasSvgloo: (exe) => pythonHasSvgloo(exe),
+    hasSvgloo: (exe) => pythonHasSvgloo(exe, folder),
   });
   for (const line of decision.log) {
     output.info(line);

@@ -76,13 +76,19 @@ export async function chooseLaunch(inputs: LaunchInputs): Promise<LaunchDecision
   };
 }
 
-/** Whether `python -c "import svgloo"` would work (find_spec: does not import it). */
-export function pythonHasSvgloo(python: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 15000): Promise<boolean> {
+/** Whether `python -m svgloo` would find svgloo (find_spec: does not import it). Run in
+ *  the server's working folder: `-c`, like `-m`, puts it first on sys.path. */
+export function pythonHasSvgloo(
+  python: string,
+  cwd: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 15000,
+): Promise<boolean> {
   return new Promise((resolve) => {
     execFile(
       python,
       ['-c', 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("svgloo") else 3)'],
-      { env, timeout: timeoutMs, windowsHide: true },
+      { cwd, env, timeout: timeoutMs, windowsHide: true },
       (err) => resolve(!err),
     );
   });

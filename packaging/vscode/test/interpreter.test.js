@@ -121,17 +121,19 @@ test('pythonHasSvgloo asks the real interpreter', { skip: python3() ? false : 'p
   fs.writeFileSync(path.join(dir, 'svgloo', '__init__.py'), '');
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'svgloo-empty-'));
   try {
-    // -I is not used by the check, so PYTHONPATH decides whether svgloo is importable; run
-    // from an empty folder so the repository checkout is not on sys.path.
+    // PYTHONPATH or the working folder (first on sys.path, as for `-m svgloo`) decide.
     const env = { ...process.env, PYTHONPATH: dir };
-    assert.equal(await pythonHasSvgloo(exe, env), true);
+    assert.equal(await pythonHasSvgloo(exe, empty, env), true);
+    assert.equal(await pythonHasSvgloo(exe, dir, process.env), true);
     const without = { ...process.env, PYTHONPATH: empty };
     const expected = execFileSync(exe, ['-c', 'import importlib.util; print(bool(importlib.util.find_spec("svgloo")))'], {
+      cwd: empty,
       env: without,
       encoding: 'utf8',
     }).trim();
-    assert.equal(await pythonHasSvgloo(exe, without), expected === 'True');
-    assert.equal(await pythonHasSvgloo('/nonexistent/python3', env), false);
+    // False unless this python3 has svgloo installed (as in a developer's activated venv).
+    assert.equal(await pythonHasSvgloo(exe, empty, without), expected === 'True');
+    assert.equal(await pythonHasSvgloo('/nonexistent/python3', empty, env), false);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(empty, { recursive: true, force: true });
