@@ -65,6 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidOpenTextDocument((doc) => void claimSvgInXml(doc)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void queue(restart)),
   );
   for (const doc of vscode.workspace.textDocuments) {
     void claimSvgInXml(doc);
@@ -73,7 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   python = await pythonExtensionApi();
   if (python) {
     context.subscriptions.push(
-      restartOnInterpreterChange(python.environments.onDidChangeActiveEnvironmentPath, await selectedInterpreter(), (path) => {
+      restartOnInterpreterChange(python.environments.onDidChangeActiveEnvironmentPath, activeEnvironmentPath(), (path) => {
         output.info(`the Python extension's selected interpreter changed to ${path}: restarting the server`);
         void queue(restart);
       }),
@@ -84,9 +85,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 async function pythonExtensionApi(): Promise<PythonExtension | undefined> {
   try {
-    return await PythonExtension.api();
+    const api = await PythonExtension.api();
+    if (!api?.environments) {
+      output.warn('this version of the Python extension has no environments API; update it to use its interpreter');
+      return undefined;
+    }
+    return api;
   } catch (err) {
     output.info(`Python extension (ms-python.python) not available: ${errorText(err)}`);
+    return undefined;
+  }
+}
+
+/** The Python extension's active environment path (what its change event carries). */
+function activeEnvironmentPath(): string | undefined {
+  try {
+    return python?.environments.getActiveEnvironmentPath(firstWorkspaceFolder()?.uri).path;
+  } catch {
     return undefined;
   }
 }
@@ -94,6 +109,12 @@ async function pythonExtensionApi(): Promise<PythonExtension | undefined> {
 /** Executable of the interpreter the Python extension has selected for the first folder. */
 async function selectedInterpreter(): Promise<string | undefined> {
   if (!python) {
+    return undefined;
+  }
+  if (!vscode.workspace.isTrusted) {
+    // The selected interpreter may live in the workspace (.venv): running it would run
+    // the workspace's code before the user trusts it.
+    output.info('workspace not trusted: not running the interpreter selected in the Python extension');
     return undefined;
   }
   try {
