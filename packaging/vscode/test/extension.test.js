@@ -1,0 +1,203 @@
+// The real client code (out/extension.js) against a fake `vscode` module and a fake
+// LanguageClient: which server starts, and the restart when the Python extension's
+// selected interpreter changes. No VS Code needed; what this cannot show (the real
+// extension host, the real Python extension, the real LanguageClient) is listed in
+// README.md. Run: npm test, after npm run compile.
+'use strict';
+
+const assert = require('node:assert/strict');
+const { EventEmitter } = require('node:events');
+const fs = require('node:fs');
+const Module = require('node:module');
+const os = require('node:os');
+const path = require('node:path');
+const test = require('node:test');
+
+function fakeEvent() {
+  const emitter = new EventEmitter();
+  const event = (listener) => {
+    emitter.on('e', listener);
+    return { dispose: () => emitter.off('e', listener) };
+  };
+  return { event, fire: (e) => emitter.emit('e', e) };
+}
+
+const disposable = { dispose() {} };
+const noEvent = () => disposable;
+
+/** Fake vscode: settings from `settings`, a Python extension whose selection is `selected`. */
+function fakeVscode(state) {
+  return {
+    Uri: { parse: (s) => ({ toString: () => s, fsPath: s }) },
+    window: {
+      createOutputChannel: (name, options) => {
+        state.channel = { name, options };
+        const log = (level) => (msg) => state.log.push(`${level}: ${msg}`);
+        return { info: log('info'), warn: log('warn'), error: log('error'), show() {}, dispose() {} };
+      },
+      showErrorMessage: async (msg) => (state.errors.push(msg), undefined),
+    },
+    commands: { registerCommand: () => disposable, executeCommand: async () => undefined },
+    languages: { setTextDocumentLanguage: async () => undefined },
+    workspace: {
+      isTrusted: true,
+      workspaceFolders: [{ uri: { fsPath: state.folder } }],
+      textDocuments: [],
+      getWorkspaceFolder: () => undefined,
+      onDidChangeConfiguration: noEvent,
+      onDidOpenTextDocument: noEvent,
+      onDidGrantWorkspaceTrust: noEvent,
+      getConfiguration: () => ({
+        get: (key, fallback) => (key in state.settings ? state.settings[key] : key === 'command' ? ['svgloo', 'lsp'] : fallback),
+        inspect: (key) => ({ globalValue: key in state.settings ? state.settings[key] : undefined }),
+      }),
+    },
+    extensions: {
+      getExtension: (id) =>
+        id === 'ms-python.python' && state.pythonEvent
+          ? {
+              isActive: true,
+              exports: {
+                environments: {
+                  getActiveEnvironmentPath: () => ({ id: state.selected, path: state.selected }),
+                  resolveEnvironment: async (env) => ({ executable: { uri: { fsPath: env.path } } }),
+                  onDidChangeActiveEnvironmentPath: state.pythonEvent.event,
+                },
+              },
+            }
+          : undefined,
+    },
+  };
+}
+
+class FakeLanguageClient {
+  constructor(id, name, serverOptions, clientOptions) {
+    Object.assign(this, { id, name, serverOptions, clientOptions, disposed: false });
+    FakeLanguageClient.created.push(this);
+  }
+  async start() {}
+  async dispose() {
+    this.disposed = true;
+  }
+}
+
+/** Loads a fresh out/extension.js with the fakes in place of vscode and the client. */
+function loadExtension(state) {
+  const vscode = fakeVscode(state);
+  const load = Module._load;
+  Module._load = function (request, ...rest) {
+    if (request === 'vscode') return vscode;
+    if (request === 'vscode-languageclient/node') return { LanguageClient: FakeLanguageClient };
+    return load.call(this, request, ...rest);
+  };
+  try {
+    for (const key of Object.keys(require.cache)) {
+      if (key.includes(`${path.sep}out${path.sep}`) || key.includes('python-extension')) delete require.cache[key];
+    }
+    return require('../out/extension.js');
+  } finally {
+    Module._load = load;
+  }
+}
+
+/** A folder with two fake interpreters: shell scripts that answer the find_spec check. */
+function fakeInterpreters() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svgloo-ext-'));
+  const make = (name, code) => {
+    const exe = path.join(dir, name);
+    fs.writeFileSync(exe, `#!/bin/sh\nexit ${code}\n`);
+    fs.chmodSync(exe, 0o755);
+    return exe;
+  };
+  return { dir, withSvgloo: make('python-a', 0), otherWithSvgloo: make('python-b', 0), without: make('python-none', 3) };
+}
+
+/** Waits until `done()` holds: start() runs the interpreter check (a child process) after
+ *  activation, so it finishes some time later; generous limit for a loaded machine. */
+async function until(done, what) {
+  for (let waited = 0; !done(); waited += 10) {
+    assert.ok(waited < 60000, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('starts the Python extension interpreter, restarts when it changes', { skip: process.platform === 'win32' }, async () => {
+  const py = fakeInterpreters();
+  FakeLanguageClient.created = [];
+  const state = { folder: py.dir, settings: {}, log: [], errors: [], selected: py.withSvgloo, pythonEvent: fakeEvent() };
+  const extension = loadExtension(state);
+  const context = { subscriptions: [] };
+  try {
+    await extension.activate(context);
+    await until(() => FakeLanguageClient.created.length > 0, 'the first client');
+    assert.deepEqual(state.channel, { name: 'svgloo', options: { log: true } });
+    assert.equal(FakeLanguageClient.created.length, 1);
+    const first = FakeLanguageClient.created[0];
+    assert.deepEqual(first.serverOptions.run.command, py.withSvgloo);
+    assert.deepEqual(first.serverOptions.run.args, ['-m', 'svgloo', 'lsp']);
+    assert.equal(first.clientOptions.outputChannel, first.clientOptions.traceOutputChannel);
+    assert.deepEqual(first.clientOptions.documentSelector, [
+      { scheme: 'file', language: 'svg' },
+      { scheme: 'untitled', language: 'svg' },
+    ]);
+
+    state.pythonEvent.fire({ id: py.withSvgloo, path: py.withSvgloo }); // same: no restart
+    state.selected = py.otherWithSvgloo;
+    state.pythonEvent.fire({ id: py.otherWithSvgloo, path: py.otherWithSvgloo });
+    await until(() => FakeLanguageClient.created.length > 1, 'the restarted client');
+    assert.equal(FakeLanguageClient.created.length, 2);
+    assert.equal(first.disposed, true);
+    assert.equal(FakeLanguageClient.created[1].serverOptions.run.command, py.otherWithSvgloo);
+    assert.match(state.log.join('\n'), /selected interpreter changed to .*python-b: restarting/);
+  } finally {
+    await extension.deactivate();
+    for (const d of context.subscriptions) d.dispose();
+    fs.rmSync(py.dir, { recursive: true, force: true });
+  }
+});
+
+test('an interpreter without svgloo and no svgloo on PATH: no server, install advice shown', { skip: process.platform === 'win32' }, async () => {
+  const py = fakeInterpreters();
+  FakeLanguageClient.created = [];
+  const state = { folder: py.dir, settings: {}, log: [], errors: [], selected: py.without, pythonEvent: fakeEvent() };
+  const saved = process.env.PATH;
+  process.env.PATH = fs.mkdtempSync(path.join(os.tmpdir(), 'svgloo-emptypath-'));
+  const extension = loadExtension(state);
+  const context = { subscriptions: [] };
+  try {
+    await extension.activate(context);
+    await until(() => state.errors.length > 0, 'the error message');
+    assert.equal(FakeLanguageClient.created.length, 0);
+    assert.equal(state.errors.length, 1);
+    assert.match(state.errors[0], /python-none has no svgloo module/);
+    assert.match(state.errors[0], /`pip install \.` or `pipx install \.` in a checkout of the svgloo repository/);
+  } finally {
+    await extension.deactivate();
+    fs.rmSync(process.env.PATH, { recursive: true, force: true });
+    process.env.PATH = saved;
+    fs.rmSync(py.dir, { recursive: true, force: true });
+  }
+});
+
+test('svgloo.interpreter overrides the Python extension; useBundled is logged as falling back', { skip: process.platform === 'win32' }, async () => {
+  const py = fakeInterpreters();
+  FakeLanguageClient.created = [];
+  const state = {
+    folder: py.dir,
+    settings: { interpreter: py.otherWithSvgloo, importStrategy: 'useBundled' },
+    log: [],
+    errors: [],
+    selected: py.withSvgloo,
+    pythonEvent: fakeEvent(),
+  };
+  const extension = loadExtension(state);
+  try {
+    await extension.activate({ subscriptions: [] });
+    await until(() => FakeLanguageClient.created.length > 0, 'the client');
+    assert.equal(FakeLanguageClient.created[0].serverOptions.run.command, py.otherWithSvgloo);
+    assert.match(state.log.join('\n'), /no bundled svgloo ships/);
+  } finally {
+    await extension.deactivate();
+    fs.rmSync(py.dir, { recursive: true, force: true });
+  }
+});
