@@ -6,99 +6,12 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { EventEmitter } = require('node:events');
 const fs = require('node:fs');
-const Module = require('node:module');
 const os = require('node:os');
 const path = require('node:path');
 const test = require('node:test');
 
-function fakeEvent() {
-  const emitter = new EventEmitter();
-  const event = (listener) => {
-    emitter.on('e', listener);
-    return { dispose: () => emitter.off('e', listener) };
-  };
-  return { event, fire: (e) => emitter.emit('e', e) };
-}
-
-const disposable = { dispose() {} };
-const noEvent = () => disposable;
-
-/** Fake vscode: settings from `settings`, a Python extension whose selection is `selected`. */
-function fakeVscode(state) {
-  return {
-    Uri: { parse: (s) => ({ toString: () => s, fsPath: s }) },
-    window: {
-      createOutputChannel: (name, options) => {
-        state.channel = { name, options };
-        const log = (level) => (msg) => state.log.push(`${level}: ${msg}`);
-        return { info: log('info'), warn: log('warn'), error: log('error'), show() {}, dispose() {} };
-      },
-      showErrorMessage: async (msg) => (state.errors.push(msg), undefined),
-    },
-    commands: { registerCommand: () => disposable, executeCommand: async () => undefined },
-    languages: { setTextDocumentLanguage: async () => undefined },
-    workspace: {
-      isTrusted: true,
-      workspaceFolders: [{ uri: { fsPath: state.folder } }],
-      textDocuments: [],
-      getWorkspaceFolder: () => undefined,
-      onDidChangeConfiguration: noEvent,
-      onDidOpenTextDocument: noEvent,
-      onDidGrantWorkspaceTrust: noEvent,
-      getConfiguration: () => ({
-        get: (key, fallback) => (key in state.settings ? state.settings[key] : key === 'command' ? ['svgloo', 'lsp'] : fallback),
-        inspect: (key) => ({ globalValue: key in state.settings ? state.settings[key] : undefined }),
-      }),
-    },
-    extensions: {
-      getExtension: (id) =>
-        id === 'ms-python.python' && state.pythonEvent
-          ? {
-              isActive: true,
-              exports: {
-                environments: {
-                  getActiveEnvironmentPath: () => ({ id: state.selected, path: state.selected }),
-                  resolveEnvironment: async (env) => ({ executable: { uri: { fsPath: env.path } } }),
-                  onDidChangeActiveEnvironmentPath: state.pythonEvent.event,
-                },
-              },
-            }
-          : undefined,
-    },
-  };
-}
-
-class FakeLanguageClient {
-  constructor(id, name, serverOptions, clientOptions) {
-    Object.assign(this, { id, name, serverOptions, clientOptions, disposed: false });
-    FakeLanguageClient.created.push(this);
-  }
-  async start() {}
-  async dispose() {
-    this.disposed = true;
-  }
-}
-
-/** Loads a fresh out/extension.js with the fakes in place of vscode and the client. */
-function loadExtension(state) {
-  const vscode = fakeVscode(state);
-  const load = Module._load;
-  Module._load = function (request, ...rest) {
-    if (request === 'vscode') return vscode;
-    if (request === 'vscode-languageclient/node') return { LanguageClient: FakeLanguageClient };
-    return load.call(this, request, ...rest);
-  };
-  try {
-    for (const key of Object.keys(require.cache)) {
-      if (key.includes(`${path.sep}out${path.sep}`) || key.includes('python-extension')) delete require.cache[key];
-    }
-    return require('../out/extension.js');
-  } finally {
-    Module._load = load;
-  }
-}
+const { fakeEvent, FakeLanguageClient, loadExtension } = require('./fakes.js');
 
 /** A folder with two fake interpreters: shell scripts that answer the find_spec check. */
 function fakeInterpreters() {

@@ -48,3 +48,29 @@ test('the bundle requires nothing but vscode and node built-ins', () => {
   assert.deepEqual(external, []);
   assert.ok(required.has('vscode'));
 });
+
+test('the bundle activates against a fake vscode and reports a missing svgloo', { skip: process.platform === 'win32' }, async () => {
+  const os = require('node:os');
+  const { fakeEvent, loadExtension } = require('./fakes.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svgloo-bundle-'));
+  const python = path.join(dir, 'python-none');
+  fs.writeFileSync(python, '#!/bin/sh\nexit 3\n'); // answers the svgloo check with "missing"
+  fs.chmodSync(python, 0o755);
+  const state = { folder: dir, settings: {}, log: [], errors: [], selected: python, pythonEvent: fakeEvent() };
+  const saved = process.env.PATH;
+  process.env.PATH = dir; // no `svgloo` on PATH either
+  const extension = loadExtension(state, path.join(here, 'dist', 'extension.js'));
+  try {
+    await extension.activate({ subscriptions: [] });
+    for (let waited = 0; state.errors.length === 0; waited += 10) {
+      assert.ok(waited < 60000, 'timed out waiting for the error message');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.match(state.errors[0], /python-none has no svgloo module/);
+    assert.match(state.errors[0], /`pipx install \.` in a checkout of the svgloo repository/);
+  } finally {
+    await extension.deactivate();
+    process.env.PATH = saved;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
