@@ -17,7 +17,7 @@ import {
   ServerOptions,
 } from 'vscode-languageclient/node';
 import { chooseLaunch, pythonHasSvgloo, restartOnInterpreterChange } from './interpreter';
-import { expandPath, hasSvgRoot, Launch } from './launch';
+import { expandPath, hasSvgRoot, installAdvice, Launch } from './launch';
 
 const SECTION = 'svgloo';
 
@@ -205,7 +205,7 @@ async function start(): Promise<void> {
   } catch (err) {
     await created.dispose().then(undefined, () => undefined);
     void reportStartFailure(
-      `could not start the language server (${[launch.command, ...launch.args].join(' ')}): ${errorText(err)}`,
+      `could not start the language server (${[launch.command, ...launch.args].join(' ')}): ${errorText(err)}. ${installAdvice()}`,
     );
   }
 }
@@ -219,7 +219,11 @@ async function serverLaunch(): Promise<Launch> {
   const decision = await chooseLaunch({
     interpreterSetting: cfg.get<unknown>('interpreter'),
     commandSetting: cfg.get<unknown>('command'),
-    commandIsSet: [command?.globalValue, command?.workspaceValue, command?.workspaceFolderValue].some((v) => v !== undefined),
+    // Untrusted workspace: VS Code ignores the workspace's value of this restricted setting.
+    commandIsSet: (vscode.workspace.isTrusted
+      ? [command?.globalValue, command?.workspaceValue, command?.workspaceFolderValue]
+      : [command?.globalValue]
+    ).some((v) => v !== undefined),
     importStrategy: cfg.get<unknown>('importStrategy'),
     pythonExtensionInterpreter: await selectedInterpreter(),
     folder,

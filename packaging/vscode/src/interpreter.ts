@@ -46,7 +46,14 @@ export async function chooseLaunch(inputs: LaunchInputs): Promise<LaunchDecision
   const interpreter = typeof inputs.interpreterSetting === 'string' ? inputs.interpreterSetting.trim() : '';
   if (interpreter) {
     log.push(`svgloo.interpreter is set: ${interpreter}`);
-    return { launch: resolveLaunch(interpreter, inputs.commandSetting, inputs.folder), log };
+    const launch = resolveLaunch(interpreter, inputs.commandSetting, inputs.folder);
+    if ('command' in launch && !(await inputs.hasSvgloo(launch.command))) {
+      return {
+        launch: { error: `the interpreter ${launch.command} set in svgloo.interpreter cannot import svgloo. ${installAdvice()}` },
+        log,
+      };
+    }
+    return { launch, log };
   }
   if (inputs.commandIsSet) {
     log.push(`svgloo.command is set: ${JSON.stringify(inputs.commandSetting)}`);

@@ -61,6 +61,12 @@ test('svgloo.interpreter overrides the Python extension interpreter', async () =
   assert.deepEqual(decision.launch, { command: process.execPath, args: ['-m', 'svgloo', 'lsp'] });
 });
 
+test('svgloo.interpreter without svgloo is reported with install advice, not started', async () => {
+  const decision = await chooseLaunch(inputs({ interpreterSetting: process.execPath, hasSvgloo: async () => false }));
+  assert.match(decision.launch.error, /set in svgloo\.interpreter cannot import svgloo/);
+  assert.match(decision.launch.error, /`pip install \.` or `pipx install \.` in a checkout of the svgloo repository/);
+});
+
 test('an explicitly set svgloo.command overrides the Python extension interpreter', async () => {
   await withPath(true, async (exe) => {
     const decision = await chooseLaunch(
