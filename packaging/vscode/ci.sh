@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Build and package the VS Code extension: npm ci, compile, plain-node tests, vsce package.
+# Build and package the VS Code extension: npm ci, compile (tsc, for the tests and type
+# checks), plain-node tests, vsce package (which bundles src/ with esbuild into
+# dist/extension.js, so the .vsix ships no node_modules), then check the .vsix contents.
 # Writes packaging/vscode/svgloo.vsix. Exits 0 with a skip line when node/npm are missing.
 set -euo pipefail
 
@@ -17,7 +19,11 @@ echo "packaging/vscode/ci.sh: node $(node --version), npm $(npm --version)"
 npm ci --no-audit --no-fund
 npm run compile
 npm test
-# vsce runs the vscode:prepublish script (compile) again; harmless and cheap.
-npx --yes @vscode/vsce package --out svgloo.vsix </dev/null
+# vsce runs the vscode:prepublish script (compile + esbuild bundle). --no-dependencies: the
+# bundle already holds them. --allow-missing-repository: svgloo has no public URL yet, and
+# the manifest does not invent one.
+rm -f svgloo.vsix
+npm run package </dev/null
 test -s svgloo.vsix
+npm run test:vsix
 echo "packaging/vscode/ci.sh: OK: $(pwd)/svgloo.vsix built in $((SECONDS - started))s"

@@ -2,10 +2,13 @@
 //
 // The client only starts the server and forwards settings; everything else (diagnostics,
 // code actions, hover, code lens) comes from the server. Crash restarts are left to
-// vscode-languageclient's default error handler.
+// vscode-languageclient's default error handler. Like Microsoft's Python tools extension
+// template, it runs the server with the interpreter the Python extension has selected
+// (`<python> -m svgloo lsp`) and restarts it when that selection changes.
 
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { PythonExtension } from '@vscode/python-extension';
 import {
   DocumentSelector,
   Executable,
@@ -13,16 +16,16 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from 'vscode-languageclient/node';
-import { expandPath, hasSvgRoot, Launch, resolveLaunch } from './launch';
+import { chooseLaunch, pythonHasSvgloo, restartOnInterpreterChange } from './interpreter';
+import { expandPath, hasSvgRoot, installAdvice, Launch } from './launch';
 
 const SECTION = 'svgloo';
 
-/** Documents the server is told about: the `svg` language, plus `.svg` files that some
- *  other extension or a `files.associations` entry has opened as `xml`. */
+/** Documents the server is told about: the `svg` language only, on disk or untitled
+ *  (`xml` documents with an `<svg>` root are switched to `svg` by claimSvgInXml). */
 const DOCUMENT_SELECTOR: DocumentSelector = [
   { scheme: 'file', language: 'svg' },
   { scheme: 'untitled', language: 'svg' },
-  { scheme: 'file', language: 'xml', pattern: '**/*.svg' },
 ];
 
 /** Settings the server reads (initialization options and `workspace/configuration`). */
@@ -38,13 +41,15 @@ export interface ServerSettings {
 }
 
 let client: LanguageClient | undefined;
-let output: vscode.OutputChannel;
+let output: vscode.LogOutputChannel;
+// The Python extension's API; undefined when ms-python.python is not installed or failed.
+let python: PythonExtension | undefined;
 // Serialises start/stop/restart so that a restart command and a settings change that
 // land together do not start two servers.
 let lifecycle: Promise<void> = Promise.resolve();
 
-export function activate(context: vscode.ExtensionContext): void {
-  output = vscode.window.createOutputChannel('svgloo');
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('svgloo', { log: true });
   context.subscriptions.push(output);
 
   context.subscriptions.push(
@@ -53,18 +58,73 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (
         event.affectsConfiguration(`${SECTION}.command`) ||
-        event.affectsConfiguration(`${SECTION}.interpreter`)
+        event.affectsConfiguration(`${SECTION}.interpreter`) ||
+        event.affectsConfiguration(`${SECTION}.importStrategy`)
       ) {
         void queue(restart);
       }
     }),
     vscode.workspace.onDidOpenTextDocument((doc) => void claimSvgInXml(doc)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void queue(restart)),
   );
   for (const doc of vscode.workspace.textDocuments) {
     void claimSvgInXml(doc);
   }
 
+  python = await pythonExtensionApi();
+  if (python) {
+    context.subscriptions.push(
+      restartOnInterpreterChange(python.environments.onDidChangeActiveEnvironmentPath, activeEnvironmentPath(), (path) => {
+        output.info(`the Python extension's selected interpreter changed to ${path}: restarting the server`);
+        void queue(restart);
+      }),
+    );
+  }
   void queue(start);
+}
+
+async function pythonExtensionApi(): Promise<PythonExtension | undefined> {
+  try {
+    const api = await PythonExtension.api();
+    if (!api?.environments) {
+      output.warn('this version of the Python extension has no environments API; update it to use its interpreter');
+      return undefined;
+    }
+    return api;
+  } catch (err) {
+    output.info(`Python extension (ms-python.python) not available: ${errorText(err)}`);
+    return undefined;
+  }
+}
+
+/** The Python extension's active environment path (what its change event carries). */
+function activeEnvironmentPath(): string | undefined {
+  try {
+    return python?.environments.getActiveEnvironmentPath(firstWorkspaceFolder()?.uri).path;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Executable of the interpreter the Python extension has selected for the first folder. */
+async function selectedInterpreter(): Promise<string | undefined> {
+  if (!python) {
+    return undefined;
+  }
+  if (!vscode.workspace.isTrusted) {
+    // The selected interpreter may live in the workspace (.venv): running it would run
+    // the workspace's code before the user trusts it.
+    output.info('workspace not trusted: not running the interpreter selected in the Python extension');
+    return undefined;
+  }
+  try {
+    const active = python.environments.getActiveEnvironmentPath(firstWorkspaceFolder()?.uri);
+    const resolved = await python.environments.resolveEnvironment(active);
+    return resolved?.executable.uri?.fsPath;
+  } catch (err) {
+    output.warn(`could not get the Python extension's interpreter: ${errorText(err)}`);
+    return undefined;
+  }
 }
 
 export function deactivate(): Thenable<void> | undefined {
@@ -88,18 +148,18 @@ async function stop(): Promise<void> {
     try {
       await running.dispose(); // stops the server (shutdown/exit), then frees the client
     } catch (err) {
-      output.appendLine(`svgloo: error while stopping the server: ${errorText(err)}`);
+      output.error(`error while stopping the server: ${errorText(err)}`);
     }
   }
 }
 
 async function start(): Promise<void> {
-  const launch = serverLaunch();
+  const launch = await serverLaunch();
   if ('error' in launch) {
     void reportStartFailure(launch.error);
     return;
   }
-  output.appendLine(`svgloo: starting ${[launch.command, ...launch.args].join(' ')}`);
+  output.info(`starting ${[launch.command, ...launch.args].join(' ')}`);
 
   const executable: Executable = {
     command: launch.command,
@@ -117,6 +177,7 @@ async function start(): Promise<void> {
     documentSelector: DOCUMENT_SELECTOR,
     initializationOptions: serverSettings(undefined),
     outputChannel: output,
+    traceOutputChannel: output,
     // Sends workspace/didChangeConfiguration when any svgloo.* setting changes; the
     // server then pulls the section through workspace/configuration (middleware below).
     synchronize: { configurationSection: SECTION },
@@ -144,15 +205,34 @@ async function start(): Promise<void> {
   } catch (err) {
     await created.dispose().then(undefined, () => undefined);
     void reportStartFailure(
-      `could not start the language server (${[launch.command, ...launch.args].join(' ')}): ${errorText(err)}`,
+      `could not start the language server (${[launch.command, ...launch.args].join(' ')}): ${errorText(err)}. ${installAdvice()}`,
     );
   }
 }
 
-/** `<interpreter> -m svgloo lsp` when svgloo.interpreter is set, else svgloo.command. */
-function serverLaunch(): Launch {
+/** svgloo.interpreter, else a svgloo.command the user set, else the Python extension's
+ *  interpreter (if it has svgloo), else `svgloo` on PATH; each decision goes to the log. */
+async function serverLaunch(): Promise<Launch> {
   const cfg = vscode.workspace.getConfiguration(SECTION);
-  return resolveLaunch(cfg.get<unknown>('interpreter'), cfg.get<unknown>('command'), firstWorkspaceFolder()?.uri.fsPath);
+  const command = cfg.inspect<unknown>('command');
+  const folder = firstWorkspaceFolder()?.uri.fsPath;
+  const decision = await chooseLaunch({
+    interpreterSetting: cfg.get<unknown>('interpreter'),
+    commandSetting: cfg.get<unknown>('command'),
+    // Untrusted workspace: VS Code ignores the workspace's value of this restricted setting.
+    commandIsSet: (vscode.workspace.isTrusted
+      ? [command?.globalValue, command?.workspaceValue, command?.workspaceFolderValue]
+      : [command?.globalValue]
+    ).some((v) => v !== undefined),
+    importStrategy: cfg.get<unknown>('importStrategy'),
+    pythonExtensionInterpreter: await selectedInterpreter(),
+    folder,
+    hasSvgloo: (exe) => pythonHasSvgloo(exe, folder),
+  });
+  for (const line of decision.log) {
+    output.info(line);
+  }
+  return decision.launch;
 }
 
 /** Current server settings, with defaults filled in and paths expanded. */
@@ -184,19 +264,18 @@ async function claimSvgInXml(doc: vscode.TextDocument): Promise<void> {
   if (doc.languageId !== 'xml' || (doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled')) {
     return;
   }
-  if (doc.uri.path.toLowerCase().endsWith('.svg')) {
-    return; // already matched by the `xml` + `**/*.svg` selector
-  }
   if (!vscode.workspace.getConfiguration(SECTION, doc.uri).get<boolean>('detectSvgInXml', true)) {
     return;
   }
-  if (!hasSvgRoot(doc.getText())) {
+  // `.svg` files some other extension or files.associations opened as `xml` are switched
+  // too: the document selector has only the `svg` language.
+  if (!doc.uri.path.toLowerCase().endsWith('.svg') && !hasSvgRoot(doc.getText())) {
     return;
   }
   try {
     await vscode.languages.setTextDocumentLanguage(doc, 'svg');
   } catch (err) {
-    output.appendLine(`svgloo: could not switch ${doc.uri.toString()} to svg: ${errorText(err)}`);
+    output.warn(`could not switch ${doc.uri.toString()} to svg: ${errorText(err)}`);
   }
 }
 
@@ -209,7 +288,7 @@ function errorText(err: unknown): string {
 }
 
 async function reportStartFailure(message: string): Promise<void> {
-  output.appendLine(`svgloo: ${message}`);
+  output.error(message);
   const choice = await vscode.window.showErrorMessage(
     `svgloo: ${message}`,
     'Open Settings',

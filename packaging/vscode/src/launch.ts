@@ -28,15 +28,20 @@ export function resolveLaunch(interpreterSetting: unknown, commandSetting: unkno
   const resolved = findExecutable(program, folder);
   if (!resolved) {
     return {
-      error:
-        `the command "${command[0]}" was not found` +
-        (hasDirectory(program) ? '.' : ' on PATH.') +
-        ' Install svgloo (`pip install .` or `pipx install .` in a checkout of the svgloo repository)' +
-        ' in an environment on PATH, or set svgloo.command' +
-        ' or svgloo.interpreter (a Python that has svgloo installed).',
+      error: `the command "${command[0]}" was not found` + (hasDirectory(program) ? '. ' : ' on PATH. ') + installAdvice(),
     };
   }
   return { command: resolved, args: command.slice(1).map((a) => expandPath(String(a), folder, false)) };
+}
+
+/** Install advice that works: svgloo is not on a package index, so `pip install svgloo`
+ *  would fail (or install someone else's package). */
+export function installAdvice(): string {
+  return (
+    'Install svgloo (it is not on a package index: run `pip install .` or `pipx install .` in a' +
+    ' checkout of the svgloo repository), or select a Python interpreter that has svgloo' +
+    ' (Python: Select Interpreter), or set svgloo.interpreter or svgloo.command.'
+  );
 }
 
 // Prolog: BOM, whitespace, XML declaration / processing instructions, comments, DOCTYPE

@@ -62,7 +62,8 @@ test('command is looked up on PATH', () => {
 test('a command that is not found gives a clear error', () => {
   const launch = resolveLaunch('', ['svgloo-definitely-not-installed', 'lsp'], undefined);
   assert.match(launch.error, /not found on PATH/);
-  assert.match(launch.error, /`pipx install \.` in a checkout/);
+  assert.match(launch.error, /`pipx install \.` in a checkout of the svgloo repository/);
+  assert.match(launch.error, /select a Python interpreter that has svgloo/);
 });
 
 test('bad command settings are reported', () => {
