@@ -12,7 +12,7 @@ import plistlib
 import re
 import shutil
 import subprocess
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pytest
 
@@ -114,15 +114,17 @@ def test_client_serves_the_same_settings(config_props):
     assert "'-m', 'svgloo', 'lsp'" in (VSCODE / "src" / "launch.ts").read_text(encoding="utf-8")
 
 
-def test_main_is_tsc_output(package_json):
-    tsconfig = json.loads((VSCODE / "tsconfig.json").read_text(encoding="utf-8"))
-    options = tsconfig["compilerOptions"]
-    main = PurePosixPath(package_json["main"])
-    out_dir = PurePosixPath(options["outDir"])
-    root_dir = PurePosixPath(options.get("rootDir", "."))
-    relative = PurePosixPath(os.path.normpath(str(main))).relative_to(os.path.normpath(str(out_dir)))
-    source = VSCODE / root_dir / relative.with_suffix(".ts")
-    assert source.is_file(), f"{package_json['main']} is not produced from {source}"
+def test_main_is_the_bundle_of_the_extension_source(package_json):
+    """The extension ships one esbuild bundle: ``main`` is that bundle's output file, and
+    the bundle is built from src/extension.ts before packaging."""
+    scripts = package_json["scripts"]
+    bundle = scripts["bundle"].split()
+    assert bundle[0] == "esbuild" and "--bundle" in bundle
+    assert (VSCODE / bundle[1]).is_file() and bundle[1] == "src/extension.ts"
+    [outfile] = [a.split("=", 1)[1] for a in bundle if a.startswith("--outfile=")]
+    assert os.path.normpath(package_json["main"]) == os.path.normpath(outfile)
+    assert "--external:vscode" in bundle
+    assert "npm run bundle" in scripts["vscode:prepublish"]
 
 
 def test_lockfile_matches_manifest(package_json):
