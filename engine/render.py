@@ -91,21 +91,16 @@ _TO_RGBA = [2, 1, 0, 3] if np.little_endian else [1, 2, 3, 0]
 _ALPHA = 3 if np.little_endian else 0
 
 
-def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
-                   surface_class=None, dpi: float = 96, background: str | None = None):
-    """Render to cairo's native pixel layout: (surface, (size, size, 4) uint8 view). The
-    view is valid while the surface lives. ``dpi`` and ``background`` are CairoSVG's own
-    (evaluation suites pass the values their original code used)."""
+def _draw(svg_text: str | bytes, limits: Limits, name: str, make_surface):
+    """Parse untrusted SVG text with the safe fetcher and draw it on ``make_surface(tree)``;
+    whatever CairoSVG raises becomes this file's one-line RenderError."""
     import cairosvg.parser
 
-    size = max(1, min(int(size), limits.max_render_size))
     data = svg_text.encode("utf-8") if isinstance(svg_text, str) else svg_text
     try:
         tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=make_fetcher(limits),
                                     unsafe=False)
-        surface = (surface_class or _surface_class())(tree, None, dpi, output_width=size,
-                                                      output_height=size,
-                                                      background_color=background)
+        surface = make_surface(tree)
         surface.finish()
     except RecursionError:
         raise RenderError(name, "document nests too deeply to render") from None
@@ -113,6 +108,17 @@ def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
         raise RenderError(name, "renderer ran out of memory") from None
     except Exception as exc:  # CairoSVG raises many kinds; each is this file's problem
         raise RenderError(name, f"renderer failed: {type(exc).__name__}: {exc}") from None
+    return surface
+
+
+def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
+                   surface_class=None, dpi: float = 96, background: str | None = None):
+    """Render to cairo's native pixel layout: (surface, (size, size, 4) uint8 view). The
+    view is valid while the surface lives. ``dpi`` and ``background`` are CairoSVG's own
+    (evaluation suites pass the values their original code used)."""
+    size = max(1, min(int(size), limits.max_render_size))
+    surface = _draw(svg_text, limits, name, lambda tree: (surface_class or _surface_class())(
+        tree, None, dpi, output_width=size, output_height=size, background_color=background))
     cs = surface.cairo
     w, h, stride = cs.get_width(), cs.get_height(), cs.get_stride()
     view = np.frombuffer(cs.get_data(), dtype=np.uint8).reshape(h, stride)[:, : w * 4]
@@ -143,7 +149,6 @@ def render_region_rgba(svg_text: str | bytes, canvas: int, box: tuple,
     screen resolution. Only the box is allocated, so the canvas may exceed
     ``max_render_size``; the box may not. Same parser, fetcher and placement as render_rgba:
     the box equals the same crop of a full render at that canvas size."""
-    import cairosvg.parser
     import cairosvg.surface
 
     cairo = cairosvg.surface.cairo  # cairocffi, as CairoSVG uses it
@@ -160,18 +165,8 @@ def render_region_rgba(svg_text: str | bytes, canvas: int, box: tuple,
             surface.set_device_offset(-x0, -y0)  # canvas pixel (x0, y0) lands at (0, 0)
             return surface, int(round(width)), int(round(height))
 
-    data = svg_text.encode("utf-8") if isinstance(svg_text, str) else svg_text
-    try:
-        tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=make_fetcher(limits),
-                                    unsafe=False)
-        surface = RegionSurface(tree, None, 96, output_width=canvas, output_height=canvas)
-        surface.finish()
-    except RecursionError:
-        raise RenderError(name, "document nests too deeply to render") from None
-    except MemoryError:
-        raise RenderError(name, "renderer ran out of memory") from None
-    except Exception as exc:  # CairoSVG raises many kinds; each is this file's problem
-        raise RenderError(name, f"renderer failed: {type(exc).__name__}: {exc}") from None
+    surface = _draw(svg_text, limits, name, lambda tree: RegionSurface(
+        tree, None, 96, output_width=canvas, output_height=canvas))
     cs = surface.cairo
     stride = cs.get_stride()
     view = np.frombuffer(cs.get_data(), dtype=np.uint8).reshape(h, stride)[:, : w * 4]
