@@ -60,3 +60,37 @@ async def test_harmful_element_is_reported_through_the_daemon(client, tmp_path):
     assert warnings[0].range == span_range(dirty, at, at + len(STRAY), encoding_of(client))
     status = DaemonClient(socket_path=SOCKET, autostart=False).status()
     assert status["jobs"]["completed"] >= 1  # the daemon, not the in-process engine, scored
+
+
+async def test_daemon_killed_mid_session_the_editor_keeps_its_diagnostics(client, tmp_path):
+    """kill -9 of the daemon while an editor session is open: the next edit is still
+    scored (a fresh daemon is started, or the server scores in-process) and the stray is
+    still reported on its range; the language server itself stays up."""
+    import signal
+    import time
+
+    path, dirty, _clean, at = stray_fixture(tmp_path)
+    uri = open_doc(client, path, dirty)
+    await diagnostics(client, uri, 1)
+    old_pid = DaemonClient(socket_path=SOCKET, autostart=False).status()["pid"]
+    os.kill(old_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # reaped by whoever started it; gone from /proc
+        try:
+            os.kill(old_pid, 0)
+        except ProcessLookupError:
+            break
+        if os.path.exists(f"/proc/{old_pid}/stat") and \
+                open(f"/proc/{old_pid}/stat").read().split(") ")[1][0] == "Z":
+            break
+        time.sleep(0.1)
+
+    edited = dirty.replace("</svg>", "<!-- edited after the daemon died --></svg>")
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)]))
+    diags = await diagnostics(client, uri, 2)
+    warnings = [d for d in diags if d.severity == types.DiagnosticSeverity.Warning]
+    assert len(warnings) == 1, diags
+    assert warnings[0].range == span_range(edited, at, at + len(STRAY), encoding_of(client))
+    assert not any(d.severity == types.DiagnosticSeverity.Error for d in diags), diags
