@@ -18,6 +18,17 @@ from svgloo.engine.errors import ConfigError
 from svgloo.engine.protocols import Reference
 from svgloo.plugins.torch_util import as_rgb_uint8, pick_device, require
 
+# open_clip's file names and its configuration of the default model (ViT-B-32, "openai"),
+# as open_clip 3.x has them (tests/plugins/test_clip_backbone.py checks they still agree).
+HF_WEIGHTS_NAME = "open_clip_pytorch_model.bin"
+HF_SAFE_WEIGHTS_NAME = "open_clip_model.safetensors"
+_DEFAULT_TAG = ("ViT-B-32", "openai")
+_DEFAULT_CFG = {
+    "hf_hub": "timm/vit_base_patch32_clip_224.openai/",
+    "url": "https://openaipublic.azureedge.net/clip/models/40d365715913c9da98579312b702a82c18"
+           "be219cc2a73407c4526f58eba950af/ViT-B-32.pt",
+}
+
 _SCHEMAS = ("hf-hub:", "local-dir:")
 
 
@@ -142,12 +153,17 @@ class ClipBackbone:
             return False
         if os.path.isfile(pretrained):
             return True
-        try:
-            import open_clip
-        except ImportError:
-            return False
         name = model_name.replace("/", "-")
-        cfg = open_clip.pretrained.get_pretrained_cfg(name, pretrained)
+        if (name, pretrained) == _DEFAULT_TAG:
+            # `auto` asks this on every score (and every editor open): importing open_clip
+            # costs seconds (torch), so the default tag's locations are known here.
+            cfg = _DEFAULT_CFG
+        else:
+            try:
+                import open_clip
+            except ImportError:
+                return False
+            cfg = open_clip.pretrained.get_pretrained_cfg(name, pretrained)
         if not cfg:
             return False
         if cfg.get("file"):
@@ -159,7 +175,6 @@ class ClipBackbone:
             except ImportError:
                 try_to_load_from_cache = None
             if try_to_load_from_cache is not None:
-                from open_clip.constants import HF_SAFE_WEIGHTS_NAME, HF_WEIGHTS_NAME
                 repo, filename = os.path.split(hub)
                 filename = filename or HF_WEIGHTS_NAME
                 names = [filename]

@@ -148,6 +148,26 @@ def test_weights_available_never_downloads(tmp_path, monkeypatch, tiny):
     assert ClipBackbone.weights_available()
 
 
+def test_default_weights_lookup_agrees_with_open_clip_and_does_not_import_it():
+    """auto checks the default tag without importing open_clip (seconds of torch import on
+    every score); the locations it knows must be open_clip's own."""
+    import open_clip.constants
+    from svgloo.plugins import clip_backbone as cb
+
+    cfg = open_clip.pretrained.get_pretrained_cfg(*cb._DEFAULT_TAG)
+    assert cb._DEFAULT_CFG["hf_hub"] == cfg["hf_hub"]
+    assert os.path.basename(cb._DEFAULT_CFG["url"]) == os.path.basename(cfg.get("url", ""))
+    assert (cb.HF_WEIGHTS_NAME, cb.HF_SAFE_WEIGHTS_NAME) == (
+        open_clip.constants.HF_WEIGHTS_NAME, open_clip.constants.HF_SAFE_WEIGHTS_NAME)
+    code = ("import sys; from svgloo.engine.backbones import choose_backbone; "
+            "print(choose_backbone('auto').name); "
+            "bad = [m for m in ('torch', 'open_clip') if m in sys.modules]; "
+            "assert not bad, bad")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONWARNINGS": "ignore"}, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
 def test_module_import_does_not_import_torch():
     code = ("import sys, svgloo.plugins.clip_backbone, svgloo.plugins.clipseg_grounder, "
             "svgloo.plugins.vlm_concepts; "
