@@ -103,15 +103,18 @@ def progress_bar(desc: str, enabled: bool | None = None):
 
 
 def start_render_workers() -> None:
-    """Start the render workers in the background now, so that their start (a fork
-    server, imports, a warm-up render: most of a small file's wall time) overlaps with
-    importing the engine, parsing and loading the backbone instead of preceding them."""
+    """Start the render workers now, so that their start (a fork server importing the
+    renderer, then the workers: most of a small file's wall time) overlaps with importing
+    the engine, parsing and loading the backbone instead of preceding them. The fork
+    server is started here (a fork-exec); the workers, which wait for it, from a thread."""
     import os
     import threading
 
-    def start() -> None:
-        from svgloo.engine.workers import shared_pool
+    from svgloo.engine.workers import shared_pool, start_fork_server
 
+    start_fork_server()
+
+    def start() -> None:
         pool = shared_pool(DEFAULT_LIMITS)
         try:
             pool.map(os.getpid, [()] * pool.workers, "render workers")
