@@ -18,7 +18,7 @@ import re
 from svgloo.engine.blocks import stylesheet_text
 from svgloo.engine.document import Document
 from svgloo.engine.safety import href_of
-from svgloo.engine.units import TextEdit, UnitSet, apply_edits, edits_keeping
+from svgloo.engine.units import UnitSet, edits_keeping, splice
 
 _URL_ID = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)")
 _RESOURCE_TAGS = frozenset({"clipPath", "mask", "pattern", "marker", "linearGradient",
@@ -119,8 +119,27 @@ class LayerTexts:
                   and i not in self._units_by_element}
         for i in masked:
             self._always = self._always | {i} | closure(_refs(doc.nodes[i]))
-        self._cuttable = [i for i in range(1, n) if i not in inside_atomic
-                          and i not in masked]
+        # Per element, its children that a layer cuts unless they are kept, in runs of
+        # siblings with only whitespace between them: a run is cut as one span. Whitespace
+        # between elements draws nothing outside text, and a <text> is one unit whose
+        # insides are never cut. A layer's text then costs time in what it keeps, not in
+        # the size of the document.
+        self._runs: dict[int, list[list[int]]] = {}
+        self._run_of: dict[int, tuple[int, int]] = {}  # child -> (run, position in it)
+        previous: dict[int, int] = {}
+        for i in range(1, n):
+            if i in inside_atomic or i in masked:
+                previous.pop(self._parent[i], None)  # a child that stays breaks the run
+                continue
+            p = self._parent[i]
+            runs = self._runs.setdefault(p, [])
+            j = previous.get(p)
+            if j is None or doc.text[doc.elements[j].end:doc.elements[i].start].strip():
+                runs.append([])
+            runs[-1].append(i)
+            self._run_of[i] = (len(runs) - 1, len(runs[-1]) - 1)
+            previous[p] = i
+        self._element_of = [u.element for u in us.units]
 
     @staticmethod
     def _resources(doc: Document) -> list[int]:
@@ -142,33 +161,46 @@ class LayerTexts:
         return out
 
     def keeping(self, keep: set[int]) -> str:
-        """The document text with only the units in ``keep`` (unit indices)."""
+        """The document text with only the units in ``keep`` (unit indices). Costs time
+        in the size of what is kept and its siblings, not of the document: fast layers
+        call this once per unit."""
         doc = self.doc
-        partial: list[TextEdit] = []
-        kept_elements: set[int] = set()
-        for e, members in self._units_by_element.items():
-            kept = [m for m in members if m in keep]
-            if not kept:
-                continue
-            kept_elements.add(e)
-            if len(kept) < len(members):
-                partial.extend(self._partial_path(e, set(kept)))
+        kept_units: dict[int, set[int]] = {}
+        for i in keep:
+            kept_units.setdefault(self._element_of[i], set()).add(i)
+        spans: list[tuple[int, int, str]] = []
+        for e, kept in kept_units.items():
+            if len(kept) < len(self._units_by_element[e]):
+                spans.extend((ed.start, ed.end, ed.new_text)
+                             for ed in self._partial_path(e, kept))
         if not self.prune:
-            cuts = [TextEdit(doc.elements[e].start, doc.elements[e].end, "")
-                    for e in self._units_by_element if e not in kept_elements]
-            return apply_edits(doc.text, cuts + partial)
-        seeds = set(kept_elements) | self._always
-        for e in kept_elements:
+            spans.extend((doc.elements[e].start, doc.elements[e].end, "")
+                         for e in self._units_by_element if e not in kept_units)
+            return splice(doc.text, spans)
+        seeds = set(kept_units) | self._always
+        for e in kept_units:
             seeds |= self._needs[e]
         kept_all = {0}
         for e in seeds:
             while e >= 0 and e not in kept_all:
                 kept_all.add(e)
                 e = self._parent[e]
-        parent = self._parent
-        cuts = [TextEdit(doc.elements[i].start, doc.elements[i].end, "")
-                for i in self._cuttable if i not in kept_all and parent[i] in kept_all]
-        return apply_edits(doc.text, cuts + partial)
+        # Kept children split their run; each remaining piece of a run is one cut.
+        splits: dict[tuple[int, int], list[int]] = {}
+        for e in kept_all:
+            where = self._run_of.get(e)
+            if where is not None:
+                splits.setdefault((self._parent[e], where[0]), []).append(where[1])
+        elements = doc.elements
+        for p in kept_all:
+            for r, run in enumerate(self._runs.get(p, ())):
+                lo = 0
+                for kept_at in sorted(splits.get((p, r), ())) + [len(run)]:
+                    if kept_at > lo:
+                        spans.append((elements[run[lo]].start, elements[run[kept_at - 1]].end,
+                                      ""))
+                    lo = kept_at + 1
+        return splice(doc.text, spans)
 
     def _partial_path(self, element: int, kept: set[int]) -> list[TextEdit]:
         units = tuple(self.us.units[i] for i in self._units_by_element[element])

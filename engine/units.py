@@ -156,14 +156,19 @@ class TextEdit:
 
 def apply_edits(text: str, edits: list[TextEdit]) -> str:
     """Apply non-overlapping edits (any order) to ``text``."""
+    return splice(text, [(e.start, e.end, e.new_text) for e in edits])
+
+
+def splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """Replace non-overlapping (start, end, new text) spans (any order) of ``text``."""
     out = []
     pos = 0
-    for e in sorted(edits, key=lambda e: e.start):
-        if e.start < pos:
+    for start, end, new_text in sorted(spans):
+        if start < pos:
             raise ValueError("overlapping edits")
-        out.append(text[pos:e.start])
-        out.append(e.new_text)
-        pos = e.end
+        out.append(text[pos:start])
+        out.append(new_text)
+        pos = end
     out.append(text[pos:])
     return "".join(out)
 
