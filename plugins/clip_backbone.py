@@ -123,15 +123,19 @@ class ClipBackbone:
                                        "cache, or pass weights=<local checkpoint>)")
             raise ConfigError(None, f"cannot load open_clip {model_name} ({what}): {e}{hint}") from None
         model.eval()
+        # The precision is the image tower's, which runs once per leave-one-out image; the
+        # text tower runs once per file and stays fp32 (its reference embedding is then
+        # the same at every precision, and open_clip's text path reads its weights' dtype,
+        # which a quantised Linear does not have).
         self._dtype = torch.float32
         if precision == "bf16":
-            model = model.to(torch.bfloat16)
+            model.visual = model.visual.to(torch.bfloat16)
             self._dtype = torch.bfloat16
         elif precision == "int8":
             # Dynamic quantisation: Linear weights in int8, activations quantised per
             # batch; attention and convolutions stay in fp32.
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear},
-                                                           dtype=torch.qint8)
+            model.visual = torch.ao.quantization.quantize_dynamic(
+                model.visual, {torch.nn.Linear}, dtype=torch.qint8)
         self.model = model
         self.preprocess = preprocess
         self.tokenizer = tokenizer

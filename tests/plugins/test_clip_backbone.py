@@ -224,6 +224,20 @@ def test_lower_precision_tracks_fp32(backbone, tiny, images, precision):
     assert np.corrcoef(approx, full)[0, 1] > 0.95
 
 
+@pytest.mark.parametrize("precision", ["bf16", "int8"])
+def test_lower_precision_scores_against_text_with_the_fp32_text_tower(backbone, tiny, images,
+                                                                     precision):
+    # A file's <title> or --prompt is a text reference: the text tower runs at fp32 at
+    # every precision (int8 once crashed here: open_clip reads the text weights' dtype).
+    cfg, ckpt, _, _ = tiny
+    low = ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg),
+                       precision=precision)
+    text = Reference("text", "title", text="a red square")
+    np.testing.assert_array_equal(low.prepare(text), backbone.prepare(text))
+    approx = low.similarity(images, low.prepare(text))
+    assert np.abs(approx - backbone.similarity(images, backbone.prepare(text))).max() < 0.05
+
+
 def test_unknown_precision_is_a_config_error(tiny):
     cfg, ckpt, _, _ = tiny
     with pytest.raises(ConfigError, match="precision"):
