@@ -34,6 +34,7 @@ from svgloo.engine.limits import Limits
 # _layer_key: alone layers are cached under the keys loo_fast uses, so a single-unit
 # block's layer (the unit alone) rendered for leave-one-out is not rendered again.
 from svgloo.engine.loo import CHANGED_THRESHOLD, _layer_key, job_render_layers
+from svgloo.engine.progress import Stage, WorkProgress
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, chunked
 
@@ -129,9 +130,11 @@ def element_groups(us: UnitSet) -> list[range]:
 
 
 def render_layers(us: UnitSet, keeps: list[frozenset[int]], size: int, limits: Limits,
-                  pool: RenderPool, layer_cache: MutableMapping | None = None) -> list[Layer]:
+                  pool: RenderPool, layer_cache: MutableMapping | None = None,
+                  stage: Stage | None = None) -> list[Layer]:
     """Transparent layers keeping only the given units (the engine's layer texts and layer
-    renders), taking what ``layer_cache`` already holds."""
+    renders), taking what ``layer_cache`` already holds; ``stage`` advances one step per
+    layer."""
     cache = layer_cache if layer_cache is not None else {}
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
     layer_texts = [texts.keeping(set(keep)) for keep in keeps]
@@ -147,7 +150,11 @@ def render_layers(us: UnitSet, keeps: list[frozenset[int]], size: int, limits: L
     missing = list({key: i for i, key in enumerate(keys) if key not in layers}.values())
     jobs = [([layer_texts[i] for i in chunk], size, limits, us.doc.name)
             for chunk in chunked(missing, 16)]
-    fresh = [layer for out in pool.map(job_render_layers, jobs, us.doc.name) for layer in out]
+    stage = stage or WorkProgress(None).stage(0)
+    stage.advance(len(keeps) - len(missing))
+    fresh = [layer for out in pool.map(job_render_layers, jobs, us.doc.name,
+                                       on_done=lambda j: stage.advance(len(jobs[j][0])))
+             for layer in out]
     for i, layer in zip(missing, fresh):
         layers[keys[i]] = cache[keys[i]] = layer
     return [layers[key] for key in keys]
@@ -165,9 +172,17 @@ def unit_findings(footprint_pixels: list[int], counts: list[tuple[int, int]], si
     return out
 
 
+def findings_steps(us: UnitSet, thresholds: FindingThresholds) -> int:
+    """The layers find_all renders (or finds cached): its progress steps."""
+    if thresholds.hidden > 1:
+        return 0
+    return len(us.units) + sum(len(units) > 1 for units in element_groups(us))
+
+
 def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits,
              pool: RenderPool, thresholds: FindingThresholds,
-             layer_cache: MutableMapping | None = None) -> list[list[dict]]:
+             layer_cache: MutableMapping | None = None,
+             stage: Stage | None = None) -> list[list[dict]]:
     """Per unit, its findings: render each unit alone and each split path whole, then
     count pixels."""
     thresholds.check(us.doc.name)
@@ -176,7 +191,7 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
     groups = element_groups(us)
     split = [frozenset(units) for units in groups if len(units) > 1]
     layers = render_layers(us, [frozenset({u.index}) for u in us.units] + split, size,
-                           limits, pool, layer_cache)
+                           limits, pool, layer_cache, stage)
     alone, whole = layers[:len(us.units)], iter(layers[len(us.units):])
     # Under a group effect (opacity, mask, filter) units are composited as one group,
     # which their separate layers do not show: they do not count as cover (this can only

@@ -23,7 +23,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,7 @@ from svgloo.engine.render import (CAPTURE_ATTR, over_white, render_captured_laye
 from svgloo.engine.layers import LayerTexts
 from svgloo.engine.document import parse_document
 from svgloo.engine.units import TextEdit, UnitSet, apply_edits, extract_units
+from svgloo.engine.progress import ProgressFn, Stage, WorkProgress
 from svgloo.engine.workers import RenderPool, chunked, shared_pool
 
 Box = tuple[int, int, int, int]  # y0, y1, x0, x1 (half-open)
@@ -157,8 +158,6 @@ def absolute_subpaths(us: UnitSet, limits: Limits = DEFAULT_LIMITS) -> UnitSet:
 
 # --- the two methods ------------------------------------------------------------------
 
-ProgressFn = Callable[[int, int], None]
-
 
 def _jobs_per_chunk(full_seconds: float, limits: Limits) -> int:
     # Keep each job well inside the render timeout, and big enough to amortise IPC.
@@ -173,58 +172,78 @@ def render_full(us: UnitSet, size: int, pool: RenderPool, limits: Limits):
 
 
 def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
-              pool: RenderPool | None = None, progress: ProgressFn | None = None) -> LooResult:
+              pool: RenderPool | None = None,
+              progress: WorkProgress | ProgressFn | None = None) -> LooResult:
     pool = pool or shared_pool(limits)
+    work = WorkProgress.of(progress)
+    n = len(us.units)
+    full_stage, renders = work.stage(1), work.stage(n)
+    work.start()
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
     full, full_s = render_full(us, size, pool, limits)
+    full_stage.finish()
     texts = LayerTexts(us, prune_resources=False)
-    n = len(us.units)
     per_job = _jobs_per_chunk(full_s, limits)
     jobs = [([texts.without(i) for i in chunk], size, limits, us.doc.name, full)
             for chunk in chunked(range(n), per_job)]
-    done = [0]
-
-    def tick(j):
-        done[0] += len(jobs[j][0])
-        if progress:
-            progress(done[0], n)
-
-    results = pool.map(job_render_without, jobs, us.doc.name, on_done=tick)
+    results = pool.map(job_render_without, jobs, us.doc.name,
+                       on_done=lambda j: renders.advance(len(jobs[j][0])))
+    renders.finish()
     patches = [Patch(box, px) for chunk in results for box, px in chunk]
     return LooResult(full, patches, "naive", renders=n + 1,
                      timings={"render_s": time.perf_counter() - t0})
 
 
 def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
-             pool: RenderPool | None = None, progress: ProgressFn | None = None,
+             pool: RenderPool | None = None,
+             progress: WorkProgress | ProgressFn | None = None,
              layer_cache: MutableMapping | None = None) -> LooResult:
     """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
     whose text changed are rendered again."""
     pool = pool or shared_pool(limits)
+    work = WorkProgress.of(progress)
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
-    # The full render runs beside the layer renders (the pool is shared and thread-safe).
-    full_job = _background(render_full, us, size, pool, limits)
     n = len(us.units)
+    full_stage = work.stage(1)
+
+    def full_render():
+        full = render_full(us, size, pool, limits)
+        full_stage.finish()
+        return full
+
+    # The full render runs beside the layer renders (the pool is shared and thread-safe).
+    full_job = _background(full_render)
     blocks = compute_blocks(us)
+    unaffected = unaffected_units(us)
+    # Every stage's steps, reserved before any is reported: subpath boxes and windows of
+    # compound paths, round 1 (every block, and members of multi-unit blocks), round 2
+    # (members of local blocks), and each unit's composite.
+    paths = _windowed_paths(us, blocks, unaffected)
+    in_paths = sum(len(blocks[b]) for b in paths)
+    multi = [len(block) for block in blocks if len(block) > 1]
+    stages = {"boxes": work.stage(in_paths), "windows": work.stage(in_paths),
+              "round1": work.stage(len(blocks) + sum(multi)),
+              "round2": work.stage(sum(len(b) for b in blocks if len(b) > 1 and b.local)),
+              "composite": work.stage(n)}
+    work.start()
     # Structural selectors see siblings, resources included: then keep every resource.
     texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
     renderer = _LayerRenderer(us.doc.name, size, limits, pool, layer_cache,
-                              _jobs_per_chunk(_guess_render_seconds(us) / max(1, n) * 4, limits), progress)
+                              _jobs_per_chunk(_guess_render_seconds(us) / max(1, n) * 4, limits))
     # Layers are captured in shared render passes where possible (see _Captures): exact
     # for units with no group effect above them; for members of local blocks "alone"
     # only the box is needed, which a capture gets right anyway.
-    unaffected = unaffected_units(us)
     renderer.capture = _Captures(us, not has_structural_css(us.doc))
     element_of = [u.element for u in us.units]
 
     # Compound paths drawn with no group effect above them: each subpath in its window.
     unit_region: list[Box | None] = [None] * n
     without_layer: dict[int, tuple] = {}
-    windowed = _subpath_windows(us, blocks, unaffected, renderer, size, limits,
-                                unit_region, without_layer)
+    windowed = _subpath_windows(us, blocks, paths, renderer, size, unit_region,
+                                without_layer, stages["boxes"], stages["windows"])
 
     # Round 1: every block as a layer; members of local blocks alone (to find where each
     # acts); members of other multi-unit blocks: the block without each of them.
@@ -248,7 +267,8 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
             items.append(_Item(text, whole.get(i, {i}), element_of[i], box_only=True))
         else:
             items.append(_Item(text))
-    layers1 = renderer.render(items)
+    layers1 = renderer.render(items, stages["round1"])
+    stages["round1"].finish()
     block_layer = [None] * len(blocks)
     solo: dict[int, tuple] = {}
     for (kind, i), layer in zip(round1, layers1):
@@ -279,7 +299,8 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     layers2 = renderer.render([
         _Item(texts.keeping(near), near, element_of[k]) if near <= unaffected and
         len({element_of[j] for j in near}) == 1 else _Item(texts.keeping(near))
-        for k, near in round2])
+        for k, near in round2], stages["round2"])
+    stages["round2"].finish()
     for (k, _), layer in zip(round2, layers2):
         without_layer[k] = layer
     t_render = time.perf_counter() - t0
@@ -298,7 +319,9 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 
     full, _ = full_job.result()
     patches: list[Patch | None] = [None] * n
-    _composite(size, blocks, block_layer, without_layer, unit_region, patches, full)
+    _composite(size, blocks, block_layer, without_layer, unit_region, patches, full,
+               stages["composite"])
+    stages["composite"].finish()
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render})
@@ -306,6 +329,7 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 
 class _background:
     """Run ``fn(*args)`` in a thread; ``result()`` waits and re-raises its error."""
+
 
     def __init__(self, fn, *args):
         self._result = self._error = None
@@ -387,7 +411,8 @@ def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[in
 
 
 def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[int, list]],
-                      pieces: dict[int, list[str]] | None = None) -> dict[int, list | str]:
+                      stage: Stage, pieces: dict[int, list[str]] | None = None
+                      ) -> dict[int, list | str]:
     """Run ``kind`` work per element in shared passes; element -> results in order (or
     the reason it is not local)."""
     total = sum(len(items) for _, items in work)
@@ -399,12 +424,9 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[
               for e, (lo, chunk) in job.items()},
              renderer.limits, renderer.name) for job in jobs]
     out: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
-    done = [0]
 
     def tick(j: int) -> None:
-        done[0] += sum(len(chunk) for _, chunk in jobs[j].values())
-        if renderer.progress:
-            renderer.progress(done[0], total)
+        stage.advance(sum(len(chunk) for _, chunk in jobs[j].values()))
 
     for job, found in zip(jobs, renderer.pool.map(job_subpath_work, args, renderer.name,
                                                   on_done=tick)):
@@ -418,8 +440,8 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[
     return out
 
 
-def _subpath_windows(us, blocks, unaffected, renderer, size, limits, unit_region,
-                     without_layer) -> set[int]:
+def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_layer,
+                     boxes_stage: Stage, windows_stage: Stage) -> set[int]:
     """Leave-one-out layers of compound paths, one window per subpath.
 
     Removing subpath k changes the path's pixels only where k fills or strokes (a winding
@@ -430,8 +452,9 @@ def _subpath_windows(us, blocks, unaffected, renderer, size, limits, unit_region
     window, is the path without k there. Paths whose drawing depends on the whole path (markers,
     objectBoundingBox paint, dashes, own filter or mask: see render._nonlocal_reason)
     report it and keep the whole-path method. Returns the blocks handled here."""
-    paths = _windowed_paths(us, blocks, unaffected)
     if not paths or renderer.capture is None:
+        boxes_stage.finish()
+        windows_stage.finish()
         return set()
     texts = renderer.capture.texts
     pieces: dict[int, list[str]] = {}
@@ -439,7 +462,8 @@ def _subpath_windows(us, blocks, unaffected, renderer, size, limits, unit_region
         split = us.splits[e]
         raw = us.doc.text[split.value_start:split.value_end]
         pieces[e] = [raw[sp.start:sp.end] for sp in split.subpaths]
-    boxes = _run_subpath_jobs(renderer, texts, us, "boxes", list(pieces.items()))
+    boxes = _run_subpath_jobs(renderer, texts, us, "boxes", list(pieces.items()), boxes_stage)
+    boxes_stage.finish()
     handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
     work = []
     windows_of: dict[int, list] = {}
@@ -479,7 +503,8 @@ def _subpath_windows(us, blocks, unaffected, renderer, size, limits, unit_region
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
-    layers = _run_subpath_jobs(renderer, texts, us, "windows", todo, pieces)
+    layers = _run_subpath_jobs(renderer, texts, us, "windows", todo, windows_stage, pieces)
+    windows_stage.finish()
     for b in handled:
         e = paths[b]
         found = iter(layers[e])
@@ -561,15 +586,15 @@ class _LayerRenderer:
     """Renders layers through the pool, reusing a caller's layer cache: captured in shared
     passes where the item allows it, else one render per layer text."""
 
-    def __init__(self, name, size, limits, pool, cache, per_job, progress):
+    def __init__(self, name, size, limits, pool, cache, per_job):
         self.name, self.size, self.limits, self.pool = name, size, limits, pool
         self.cache = cache if cache is not None else {}
         self.per_job = per_job
-        self.progress = progress
         self.renders = 0
         self.capture: _Captures | None = None
 
-    def render(self, items: list[_Item]) -> list[tuple]:
+    def render(self, items: list[_Item], stage: Stage) -> list[tuple]:
+        """The items' layers; ``stage`` advances by one step per item."""
         keys = [("box:" if item.box_only else "") + _layer_key(item.text, self.size)
                 for item in items]
         # Results are kept here for this call: the cache may be bounded and evict what it
@@ -581,6 +606,7 @@ class _LayerRenderer:
             except KeyError:
                 pass
         missing = list({key: i for i, key in enumerate(keys) if key not in got}.values())
+        stage.advance(len(items) - len(missing))  # cached, or the same as another item
         captured = [i for i in missing if items[i].keep is not None and self.capture]
         single = [i for i in missing if items[i].keep is None or not self.capture]
         if captured:
@@ -588,7 +614,9 @@ class _LayerRenderer:
             jobs = [(self.capture.texts.keeping(set().union(*(items[captured[n]].keep
                                                                for n in p))),
                      self.size, self.limits, self.name) for p in passes]
-            for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name)):
+            for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name,
+                                                      on_done=lambda j: stage.advance(
+                                                          len(passes[j])))):
                 for n in p:
                     i = captured[n]
                     got[keys[i]] = found.get(str(items[i].element), (None, None))
@@ -596,16 +624,10 @@ class _LayerRenderer:
             self.renders += len(jobs)
         jobs = [([items[i].text for i in chunk], self.size, self.limits, self.name)
                 for chunk in chunked(single, self.per_job)]
-        done = [0]
-        total = len(single)
-
-        def tick(j):
-            done[0] += len(jobs[j][0])
-            if self.progress:
-                self.progress(min(done[0], total), total)
-
         fresh = [layer for chunk in self.pool.map(job_render_layers, jobs, self.name,
-                                                  on_done=tick) for layer in chunk]
+                                                  on_done=lambda j: stage.advance(
+                                                      len(jobs[j][0])))
+                 for layer in chunk]
         for i, layer in zip(single, fresh):
             got[keys[i]] = self.cache[keys[i]] = layer
         self.renders += len(single)
@@ -667,7 +689,8 @@ def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
                  pixels[by0:by1, bx0:bx1].copy())
 
 
-def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full):
+def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full,
+               stage: Stage):
     """Leave-one-out images: for unit k of block b, inside k's region, start from the
     blocks below b (kept up to date by a forward sweep), draw b without k, then every
     later block whose layer touches the region, in z-order - cairo's own order."""
@@ -679,6 +702,7 @@ def _composite(size, blocks, block_layer, without_layer, unit_region, patches, f
             region = unit_region[k]
             if region is None:
                 patches[k] = Patch(None, None)
+                stage.advance()
                 continue
             y0, y1, x0, x1 = region
             canvas = below[y0:y1, x0:x1].copy()
@@ -694,6 +718,7 @@ def _composite(size, blocks, block_layer, without_layer, unit_region, patches, f
                 view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
                 canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(pixels, view)
             patches[k] = _tight_patch(region, over_white(canvas), full)
+            stage.advance()
         box, pixels = block_layer[b]
         if box is not None:
             y0, y1, x0, x1 = box
@@ -702,7 +727,7 @@ def _composite(size, blocks, block_layer, without_layer, unit_region, patches, f
 
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
-                  progress: ProgressFn | None = None,
+                  progress: WorkProgress | ProgressFn | None = None,
                   layer_cache: MutableMapping | None = None) -> LooResult:
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)

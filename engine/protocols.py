@@ -43,6 +43,11 @@ class Backbone(Protocol):
     (the daemon keeps the instance warm). ``name`` is the registry name ("pixel", "clip");
     ``description`` is what the output reports ("pixel SSIM", "open_clip ViT-B-32 openai
     (cpu)").
+
+    Optional: ``similarity_patched(full, patches, prepared, on_done=None)`` scores
+    leave-one-out images given as patches on the full render (each patch has ``box`` =
+    (y0, y1, x0, x1) or None, and ``pixels``), when that is cheaper than whole images; when
+    it takes ``on_done``, it calls ``on_done(k)`` as k more patches are scored (progress).
     """
 
     name: str

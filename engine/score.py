@@ -15,9 +15,10 @@ from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError, LimitError
 from svgloo.engine.findings import (HIDDEN_DEFAULT, SPECK_DEFAULT, FindingThresholds,
-                                    count_findings, find_all)
+                                    count_findings, find_all, findings_steps)
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
+from svgloo.engine.progress import Stage, WorkProgress
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet, extract_units
@@ -112,7 +113,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                    backbone=None, layer_cache=None) -> ScoreRun:
     """Score every unit of a parsed document. Raises SvglooError subclasses only.
 
-    ``progress(done, total)`` is called as renders finish; ``backbone`` overrides the
+    ``progress(done, total)`` is called as the work goes (steps of every stage: renders,
+    composites, similarities, findings; see progress.py); ``backbone`` overrides the
     settings' backbone with a loaded instance; ``layer_cache`` (a mapping kept by the
     caller) lets the fast method reuse layer renders across calls."""
     t0 = time.perf_counter()
@@ -138,9 +140,13 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                                     f"text ({spec.source}); use --backbone clip or give a "
                                     "reference image")
 
+    thresholds = FindingThresholds(settings.speck_threshold, settings.hidden_threshold)
+    work = WorkProgress.of(progress)
+    scoring = work.stage(len(units.units))
+    finding = work.stage(findings_steps(units, thresholds))
     # Findings render units alone; a shared cache reuses loo_fast's single-unit layers.
     layer_cache = {} if layer_cache is None else layer_cache
-    loo = leave_one_out(units, settings.method, settings.size, limits, pool, progress,
+    loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
                         layer_cache=layer_cache)
     t_score = time.perf_counter()
     reference = load_reference(
@@ -149,9 +155,10 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     prepared = backbone.prepare(reference)
     full_score = float(backbone.similarity(loo.full[None], prepared)[0])
     if hasattr(backbone, "similarity_patched"):
-        scores = backbone.similarity_patched(loo.full, loo.patches, prepared)
+        scores = _similarity_patched(backbone, loo, prepared, scoring)
     else:
-        scores = _similarity_batched(backbone, loo, prepared, full_score)
+        scores = _similarity_batched(backbone, loo, prepared, full_score, scoring)
+    scoring.finish()
     t_score = time.perf_counter() - t_score
 
     helpful, harmful, threshold_source = thresholds_for(settings, backbone)
@@ -169,9 +176,9 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
             "footprint_pixels": fp_pixels, "visible": fp_pixels > 0,
         })
     t_findings = time.perf_counter()
-    thresholds = FindingThresholds(settings.speck_threshold, settings.hidden_threshold)
     found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
-                     limits, pool, thresholds, layer_cache)
+                     limits, pool, thresholds, layer_cache, finding)
+    finding.finish()
     for row, findings in zip(unit_rows, found):
         row["findings"] = findings
     t_findings = time.perf_counter() - t_findings
@@ -207,18 +214,35 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     return ScoreRun(result, doc, units, loo)
 
 
+def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage) -> np.ndarray:
+    """A backbone that scores patches itself; it reports each one done when its
+    ``similarity_patched`` takes ``on_done`` (a callable, called with a count)."""
+    import inspect
+
+    try:
+        takes_on_done = "on_done" in inspect.signature(backbone.similarity_patched).parameters
+    except (TypeError, ValueError):  # no signature to read (a builtin): assume not
+        takes_on_done = False
+    if takes_on_done:
+        return backbone.similarity_patched(loo.full, loo.patches, prepared,
+                                           on_done=stage.advance)
+    return backbone.similarity_patched(loo.full, loo.patches, prepared)
+
+
 def _similarity_batched(backbone, loo: LooResult, prepared, full_score: float,
-                        batch: int | None = None) -> np.ndarray:
+                        stage: Stage, batch: int | None = None) -> np.ndarray:
     """Similarity of every leave-one-out image. A unit whose image is the full render
     (nothing changes without it) scores the full render's similarity without a model
     pass; the rest go through the backbone in batches of its own preferred size."""
     batch = batch or int(getattr(backbone, "batch_size", 32) or 32)
     scores = np.full(len(loo.patches), full_score, np.float64)
     changed = [i for i, p in enumerate(loo.patches) if p.box is not None]
+    stage.advance(len(loo.patches) - len(changed))
     for start in range(0, len(changed), batch):
         chunk = changed[start:start + batch]
         images = np.stack([loo.patches[i].materialize(loo.full) for i in chunk])
         scores[chunk] = backbone.similarity(images, prepared)
+        stage.advance(len(chunk))
     return scores
 
 

@@ -433,7 +433,7 @@ class _Progress:
             self.last = pct
             try:
                 self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(
-                    message=f"{done}/{total} renders", percentage=pct))
+                    message=f"{pct}%", percentage=pct))
             except Exception:  # noqa: BLE001
                 pass
 

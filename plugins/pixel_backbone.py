@@ -145,9 +145,10 @@ class PixelBackbone:
             out[i] = float(ssim.mean())
         return out
 
-    def similarity_patched(self, full: np.ndarray, patches, prepared: _Prepared) -> np.ndarray:
+    def similarity_patched(self, full: np.ndarray, patches, prepared: _Prepared,
+                           on_done=None) -> np.ndarray:
         """Similarity of each leave-one-out image given as a patch on ``full`` (objects with
-        ``box`` = (y0, y1, x0, x1) or None, and ``pixels``)."""
+        ``box`` = (y0, y1, x0, x1) or None, and ``pixels``); ``on_done(1)`` after each."""
         x_full = _planes(full)
         full_map = _ssim_map(_pad(x_full), prepared.y_padded, prepared,
                              (slice(None), slice(None)))
@@ -158,6 +159,8 @@ class PixelBackbone:
         for i, patch in enumerate(patches):
             if patch.box is None:
                 out[i] = total / npix
+                if on_done is not None:
+                    on_done(1)
                 continue
             y0, y1, x0, x1 = patch.box
             # Map values change within RADIUS of the box (region d); they are computed
@@ -177,4 +180,6 @@ class PixelBackbone:
             old = full_map[dy0:dy1, dx0:dx1]
             out[i] = (total - float(old.sum(dtype=np.float64))
                       + float(local.sum(dtype=np.float64))) / npix
+            if on_done is not None:
+                on_done(1)
         return out

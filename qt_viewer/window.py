@@ -414,7 +414,7 @@ class ViewerWindow(QMainWindow):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat("%v / %m renders")
+        self.progress.setFormat("%p%")  # engine steps of every stage (progress.py)
 
     def _on_job_finished(self) -> None:
         job, self.job = self.job, None

@@ -84,13 +84,15 @@ def register(sub) -> None:
 
 
 def progress_bar(desc: str, enabled: bool | None = None):
-    """A tqdm progress callback ``(done, total)`` on stderr, shown on terminals only."""
+    """A tqdm progress callback ``(done, total)`` on stderr, shown on terminals only. The
+    engine counts steps of every stage (renders, composites, similarities, findings), so
+    the bar shows a percentage and the time left, not a count of mixed things."""
     from tqdm import tqdm
 
     if enabled is None:
         enabled = sys.stderr.isatty()
-    bar = tqdm(total=0, desc=desc, unit="render", disable=not enabled, leave=False,
-               file=sys.stderr)
+    bar = tqdm(total=0, desc=desc, disable=not enabled, leave=False, file=sys.stderr,
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}")
 
     def update(done: int, total: int) -> None:
         if bar.total != total:

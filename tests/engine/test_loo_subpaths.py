@@ -80,15 +80,19 @@ def test_subpath_leave_one_out_equals_naive(render_pool, name):
 
 def test_local_and_non_local_paths_are_told_apart(render_pool):
     from svgloo.engine.blocks import compute_blocks, unaffected_units
-    from svgloo.engine.loo import _Captures, _LayerRenderer, absolute_subpaths
+    from svgloo.engine.loo import _Captures, _LayerRenderer, _windowed_paths, absolute_subpaths
     from svgloo.engine.limits import DEFAULT_LIMITS
+    from svgloo.engine.progress import WorkProgress
 
     def handled(name):
         us = absolute_subpaths(extract_units(parse_document(_svg(CASES[name]), "t.svg")))
-        renderer = _LayerRenderer("t.svg", 96, DEFAULT_LIMITS, render_pool, None, 8, None)
+        renderer = _LayerRenderer("t.svg", 96, DEFAULT_LIMITS, render_pool, None, 8)
         renderer.capture = _Captures(us, True)
-        return bool(_subpath_windows(us, compute_blocks(us), unaffected_units(us), renderer,
-                                     96, DEFAULT_LIMITS, [None] * len(us.units), {}))
+        blocks = compute_blocks(us)
+        paths = _windowed_paths(us, blocks, unaffected_units(us))
+        stage = WorkProgress(None).stage(0)
+        return bool(_subpath_windows(us, blocks, paths, renderer, 96, [None] * len(us.units),
+                                     {}, stage, stage))
 
     assert handled("evenodd_frame_and_holes") and handled("user_space_gradient")
     assert not handled("bounding_box_gradient")
