@@ -17,7 +17,8 @@ computation to about 1e-5, deltas to 0.1% of their size (tests/plugins/test_pixe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -89,6 +90,18 @@ class _Prepared:
     mu_y: np.ndarray      # its local means, centred like the planes
     den_y1: np.ndarray    # mu_y^2 + C1 (not centred)
     den_y2: np.ndarray    # sigma_yy + C2
+    # The SSIM map of the last whole image scored: the engine scores the full render and
+    # then its patches, which start from that same map.
+    last_map: tuple[bytes, np.ndarray] | None = field(default=None, repr=False)
+
+    def map_of(self, image: np.ndarray) -> np.ndarray:
+        key = hashlib.blake2b(image.tobytes(), digest_size=16).digest()
+        key += repr(image.shape).encode()
+        if self.last_map is None or self.last_map[0] != key:
+            ssim = _ssim_map(_pad(_planes(image)), self.y_padded, self,
+                             (slice(None), slice(None)))
+            self.last_map = (key, ssim)
+        return self.last_map[1]
 
 
 def _ssim_map(x_padded: np.ndarray, y_padded: np.ndarray, prepared: _Prepared,
@@ -138,11 +151,8 @@ class PixelBackbone:
 
     def similarity(self, images: np.ndarray, prepared: _Prepared) -> np.ndarray:
         out = np.empty(len(images), np.float64)
-        everything = (slice(None), slice(None))
         for i, image in enumerate(images):
-            ssim = _ssim_map(_pad(_planes(image)), prepared.y_padded, prepared,
-                             everything)
-            out[i] = float(ssim.mean())
+            out[i] = float(prepared.map_of(image).mean())
         return out
 
     def similarity_patched(self, full: np.ndarray, patches, prepared: _Prepared,
@@ -150,8 +160,7 @@ class PixelBackbone:
         """Similarity of each leave-one-out image given as a patch on ``full`` (objects with
         ``box`` = (y0, y1, x0, x1) or None, and ``pixels``); ``on_done(1)`` after each."""
         x_full = _planes(full)
-        full_map = _ssim_map(_pad(x_full), prepared.y_padded, prepared,
-                             (slice(None), slice(None)))
+        full_map = prepared.map_of(full)
         total = float(full_map.sum(dtype=np.float64))
         h, w = full_map.shape
         npix = h * w
