@@ -17,8 +17,9 @@ and peak memory (main process + largest worker). Naive is quadratic: it runs up 
 ``--naive-max`` subpaths only.
 
 ``--cli``: what a user waits for: whole processes ``svgloo score FILE --json --backbone
-pixel``, ``--method fast`` and ``--method naive`` back to back per file; median ratio per
-size band.
+pixel``, ``--method fast`` and ``--method naive`` back to back per file; median ratio and
+median times per size band, for all files and for the compound-path files, and the floor
+(the same command on a one-unit file).
 """
 
 from __future__ import annotations
@@ -158,6 +159,26 @@ def cli_compare(path: Path) -> dict:
     return times
 
 
+ONE_UNIT = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="5" height="5"/></svg>'
+
+
+def process_floor(runs: int = 5) -> float:
+    """Median whole-process time of ``svgloo score`` on a one-unit file: what every run
+    pays before and after its own work."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "one-unit.svg"
+        path.write_text(ONE_UNIT)
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "svgloo", "score", str(path), "--json",
+                            "--backbone", "pixel"], check=True, capture_output=True)
+            times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def compound_only(rows: list[dict]) -> list[dict]:
     from svgloo.engine.document import load_document
     from svgloo.engine.units import extract_units
@@ -180,7 +201,9 @@ def summarize(rows: list[dict]) -> list[dict]:
                       "median_ratio": statistics.median(r["ratio"] for r in group),
                       "max_pixel_diff": max(r["max_pixel_diff"] for r in group),
                       "fast_s": sum(r["fast_s"] for r in group),
-                      "naive_s": sum(r["naive_s"] for r in group)})
+                      "naive_s": sum(r["naive_s"] for r in group),
+                      "median_fast_s": statistics.median(r["fast_s"] for r in group),
+                      "median_naive_s": statistics.median(r["naive_s"] for r in group)})
     return table
 
 
@@ -222,12 +245,21 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"file": str(path), "units": n, "band": _band(n),
                          "fast_s": t["fast"], "naive_s": t["naive"],
                          "ratio": t["naive"] / t["fast"], "max_pixel_diff": 0})
-        print(f"{'band':>8} {'files':>5} {'median naive/fast':>18} {'fast s':>8} {'naive s':>8}")
-        for t in summarize(rows):
-            print(f"{t['band']:>8} {t['files']:>5} {t['median_ratio']:>17.1f}x "
-                  f"{t['fast_s']:>8.1f} {t['naive_s']:>8.1f}")
+        floor = process_floor()
+        table = summarize(rows)
+        compound = summarize(compound_only(rows))
+        print(f"{'band':>12} {'files':>5} {'median naive/fast':>18} {'median fast s':>13} "
+              f"{'median naive s':>14}")
+        for name, group in (("", table), ("compound ", compound)):
+            for t in group:
+                print(f"{name + t['band']:>12} {t['files']:>5} {t['median_ratio']:>17.1f}x "
+                      f"{t['median_fast_s']:>13.2f} {t['median_naive_s']:>14.2f}")
+        print(f"floor: `svgloo score` on a one-unit file takes {floor:.2f} s (median of 5): "
+              "the interpreter, imports and starting the render workers")
         if args.json:
-            Path(args.json).write_text(json.dumps(rows, indent=1))
+            Path(args.json).write_text(json.dumps({"rows": rows, "summary": table,
+                                                   "compound": compound,
+                                                   "floor_s": floor}, indent=1))
         return 0
     pool = RenderPool()
     rows = []
