@@ -57,6 +57,11 @@ def test_fast_equals_naive_with_group_opacity_masks_references_holes_and_filters
     fast = loo_fast(us, pool=render_pool)
     naive = loo_naive(us, pool=render_pool)
     assert _max_diff(fast, naive, len(us.units)) <= TOLERANCE
+    if masked:
+        # One block holds every unit: fast renders no more than naive (it once added a
+        # layer per unit and a whole-canvas composite each, and was slower than naive).
+        assert [(b.lo, b.hi, b.local) for b in fast.blocks] == [(0, len(us.units) - 1, False)]
+        assert fast.renders == naive.renders == len(us.units) + 1
 
 
 def test_blocks_group_coupled_units():
