@@ -18,7 +18,7 @@ import re
 from svgloo.engine.blocks import stylesheet_text
 from svgloo.engine.document import Document
 from svgloo.engine.safety import href_of
-from svgloo.engine.units import UnitSet, edits_keeping, splice
+from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, splice
 
 _URL_ID = re.compile(r"url\(\s*['\"]?#([^'\")\s]+)")
 _RESOURCE_TAGS = frozenset({"clipPath", "mask", "pattern", "marker", "linearGradient",
