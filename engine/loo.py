@@ -314,16 +314,18 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     t_render = time.perf_counter() - t0
 
     # Where each unit's leave-one-out image can differ from the full render: its own
-    # layer's box (singletons, local blocks), or everything its block draws.
+    # layer's box (singletons), its window or box (local blocks), or what its block draws
+    # with and without it. Within that, only where the block's layer changes without the
+    # unit: elsewhere the whole stack is the same with or without it, so the composite
+    # would only redraw the full render (a subpath's window spans the canvas's width).
     for b, block in enumerate(blocks):
         if len(block) == 1:
             unit_region[block.lo] = block_layer[b][0]
-        elif not block.local and b not in windowed:
-            region = block_layer[b][0]
-            for k in block.units:
-                region = union_box(region, without_layer[k][0])
-            for k in block.units:
-                unit_region[k] = region
+            continue
+        for k in block.units:
+            if not block.local and b not in windowed:
+                unit_region[k] = union_box(block_layer[b][0], without_layer[k][0])
+            unit_region[k] = _changed_box(unit_region[k], without_layer[k], block_layer[b])
 
     full, _ = full_job.result()
     patches: list[Patch | None] = [None] * n
@@ -683,6 +685,16 @@ def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarr
         out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = \
             pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]]
     return out
+
+
+def _changed_box(region: Box | None, without: tuple, layer: tuple) -> Box | None:
+    """The part of ``region`` where two layers differ (None: nowhere)."""
+    if region is None:
+        return None
+    box = diff_box(_paste(region, without), _paste(region, layer))
+    if box is None:
+        return None
+    return region[0] + box[0], region[0] + box[1], region[2] + box[2], region[2] + box[3]
 
 
 def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
