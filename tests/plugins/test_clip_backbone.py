@@ -242,3 +242,22 @@ def test_unknown_precision_is_a_config_error(tiny):
     cfg, ckpt, _, _ = tiny
     with pytest.raises(ConfigError, match="precision"):
         ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg), precision="fp8")
+
+
+def test_bench_clip_scores_every_precision_end_to_end(tiny, tmp_path, corpus_dir):
+    import json
+
+    from svgloo.validation import bench_clip
+
+    cfg, ckpt, _, _ = tiny
+    out = tmp_path / "clip.json"
+    assert bench_clip.main([str(corpus_dir), "--weights", str(ckpt), "--model", str(cfg),
+                            "--limit", "2", "--min-units", "3", "--max-units", "6",
+                            "--precisions", "fp32,bf16", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    rows = {r["precision"]: r for r in result["rows"]}
+    assert set(rows) == {"fp32", "bf16"} and len(result["files"]) == 2
+    assert rows["fp32"]["units"] == rows["bf16"]["units"] >= 6
+    assert rows["fp32"]["delta_correlation"] == 1.0 and rows["fp32"]["max_delta_difference"] == 0
+    assert rows["bf16"]["units_per_s"] > 0 and rows["bf16"]["encoder_images_per_s"] > 0
+    assert 0 <= rows["bf16"]["verdict_agreement"] <= 1
