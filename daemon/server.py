@@ -684,6 +684,12 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
                         format="%(asctime)s svgloo-daemon %(levelname)s %(message)s",
                         stream=sys.stderr)
     raise_open_files_limit()
+    if hasattr(signal, "SIGUSR1"):
+        # `kill -USR1 <pid>` writes every thread's stack to the daemon's log: what a stuck
+        # daemon is waiting for, without stopping it.
+        import faulthandler
+
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     d = Daemon(socket_path, tcp_port, cache_dir, idle_exit_s=idle_exit_s, limits=limits)
     try:
         d.bind()

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -394,7 +395,14 @@ def test_document_budget_is_a_limit_and_an_idle_daemon_exits(base, corpus_dir):
         with pytest.raises(LimitError, match="document time budget"):
             c.score(text=unique((corpus_dir / BIG_CORPUS).read_text()),
                     settings={"backbone": "pixel", "size": 1536, "method": "naive"})
-        assert proc.wait(timeout=120) == 0  # no request, job or watcher: it left by itself
+        try:
+            code = proc.wait(timeout=120)  # no request, job or watcher: it leaves by itself
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGUSR1)  # its threads' stacks, into its log
+            time.sleep(2)
+            log = sock.with_name("fault-daemon.log").read_text(errors="replace")
+            raise AssertionError(f"the idle daemon did not exit; its log:\n{log[-6000:]}")
+        assert code == 0
         assert not sock.exists()
         wait_for(lambda: not group_members(proc.pid), timeout=60, what="workers to go")
     finally:
