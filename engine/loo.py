@@ -343,7 +343,6 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 class _background:
     """Run ``fn(*args)`` in a thread; ``result()`` waits and re-raises its error."""
 
-
     def __init__(self, fn, *args):
         self._result = self._error = None
         self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
