@@ -206,6 +206,8 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
     whose text changed are rendered again."""
     pool = pool or shared_pool(limits)
+    t0 = time.perf_counter()
+    us = absolute_subpaths(us, limits)
     blocks = compute_blocks(us)
     if len(us.units) > 1 and len(blocks) == 1 and not blocks[0].local:
         # One block holding every unit (a mask, a filter on everything): its units can
@@ -215,8 +217,6 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
         result.blocks = blocks
         return result
     work = WorkProgress.of(progress)
-    t0 = time.perf_counter()
-    us = absolute_subpaths(us, limits)
     n = len(us.units)
     full_stage = work.stage(1)
 
@@ -227,7 +227,6 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 
     # The full render runs beside the layer renders (the pool is shared and thread-safe).
     full_job = _background(full_render)
-    blocks = compute_blocks(us)  # of the text with absolute movetos (the same elements)
     unaffected = unaffected_units(us)
     # Every stage's steps, reserved before any is reported: subpath boxes and windows of
     # compound paths, round 1 (every block, and members of multi-unit blocks), round 2
