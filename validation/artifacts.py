@@ -708,6 +708,21 @@ def calibrate_threshold(rows: list[dict], setting: str = "oracle",
     of "harmful" against "unit of an artifact" over ``rows`` (micro: every unit of every
     file); hidden artifact units (no footprint) are left out, as no threshold can see
     them. Returns t, its precision/recall/F1, and the counts."""
+    pairs = labelled_deltas(rows, setting)
+    if candidates is None:
+        candidates = -np.concatenate([np.geomspace(1e-5, 0.2, 120), [0.0]])
+    best = None
+    for t in candidates:
+        m = harmful_prf(pairs, t)
+        if best is None or m["f1"] > best["f1"] + 1e-12:
+            best = {"threshold": float(t), **m}
+    return {**(best or {}), "units": len(pairs),
+            "artifact_units": sum(1 for _, y in pairs if y)}
+
+
+def labelled_deltas(rows: list[dict], setting: str) -> list[tuple[float, bool]]:
+    """(delta, is the unit part of an artifact) for every unit of every row scored in
+    ``setting``; hidden artifact units (no footprint) are left out: no threshold sees them."""
     pairs = []
     for r in rows:
         if setting not in r.get("deltas", {}):
@@ -717,18 +732,15 @@ def calibrate_threshold(rows: list[dict], setting: str = "oracle",
             if i in art_units and not art_units[i]:
                 continue
             pairs.append((d, i in art_units))
-    if candidates is None:
-        candidates = -np.concatenate([np.geomspace(1e-5, 0.2, 120), [0.0]])
-    best = None
-    for t in candidates:
-        tp = sum(1 for d, y in pairs if y and d < t)
-        fp = sum(1 for d, y in pairs if not y and d < t)
-        fn = sum(1 for d, y in pairs if y and d >= t)
-        m = threshold_prf(tp, fp, fn)
-        if best is None or m["f1"] > best["f1"] + 1e-12:
-            best = {"threshold": float(t), **m}
-    return {**(best or {}), "units": len(pairs),
-            "artifact_units": sum(1 for _, y in pairs if y)}
+    return pairs
+
+
+def harmful_prf(pairs: list[tuple[float, bool]], threshold: float) -> dict:
+    """Precision/recall/F1 of "delta < threshold" on (delta, is artifact) pairs."""
+    tp = sum(1 for d, y in pairs if y and d < threshold)
+    fp = sum(1 for d, y in pairs if not y and d < threshold)
+    fn = sum(1 for d, y in pairs if y and d >= threshold)
+    return threshold_prf(tp, fp, fn)
 
 
 def threshold_prf(tp: int, fp: int, fn: int) -> dict:
@@ -740,16 +752,4 @@ def threshold_prf(tp: int, fp: int, fn: int) -> dict:
 
 def evaluate_threshold(rows: list[dict], threshold: float, setting: str = "oracle") -> dict:
     """Precision/recall/F1 of "delta < threshold" against artifact units on ``rows``."""
-    tp = fp = fn = 0
-    for r in rows:
-        if setting not in r.get("deltas", {}):
-            continue
-        art_units = {u: a["visible_px"] > 0 for a in r["artifacts"] for u in a["units"]}
-        for i, d in enumerate(r["deltas"][setting]):
-            if i in art_units and not art_units[i]:
-                continue
-            y = i in art_units
-            tp += y and d < threshold
-            fp += (not y) and d < threshold
-            fn += y and d >= threshold
-    return threshold_prf(int(tp), int(fp), int(fn))
+    return harmful_prf(labelled_deltas(rows, setting), threshold)
