@@ -8,6 +8,7 @@ key restricts a line to one task. Bad lines are reported with their line number.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .base import Prediction
@@ -41,19 +42,26 @@ def _from_folder(folder: Path, task: str | None, max_bytes: int) -> dict[str, Pr
     return out
 
 
+def jsonl_rows(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, object]]:
+    """(line number, parsed value) for every non-blank line of a JSONL file; a line that
+    is not JSON is an InputError naming the file and the line."""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(str(path), f"line {n} is not JSON: {exc.msg}") from None
+        yield n, row
+
+
 def _from_jsonl(path: Path, task: str | None) -> dict[str, Prediction]:
     out: dict[str, Prediction] = {}
     size = path.stat().st_size
     if size > 1024 * 1024 * 1024:
         raise LimitError(str(path), "predictions file is larger than 1 GiB")
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(str(path), f"line {n} is not JSON: {exc.msg}") from None
+        for n, row in jsonl_rows(path, fh):
             if not isinstance(row, dict) or "id" not in row:
                 raise InputError(str(path), f"line {n} has no \"id\"")
             if task and row.get("task") not in (None, task):

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..base import INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample, \
     Prediction, Scored
 from ..engine import ConfigError, InputError, SvglooError
+from ..predictions import jsonl_rows
 from . import prompts
 from .judge import JudgeClient, JudgeError
 from .render import render_png
@@ -43,13 +44,7 @@ def load_rows(data: Path | None) -> list[dict]:
     if not path.is_file():
         raise InputError(str(path), "no svgbench data set (a JSONL of {prompt, requirements})")
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(str(path), f"line {n} is not JSON: {exc.msg}") from None
+    for n, row in jsonl_rows(path, path.read_text(encoding="utf-8").splitlines()):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or \
                 not isinstance(row.get("requirements"), list) or not row["requirements"]:
             raise InputError(str(path), f"line {n} lacks \"prompt\" or \"requirements\"")
