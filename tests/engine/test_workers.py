@@ -1,0 +1,63 @@
+"""Render workers and the caller's script: workers never re-run the caller's ``__main__``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# A user's script with no ``if __name__ == "__main__"`` guard, calling the library. With
+# multiprocessing's defaults every render worker would re-run it as ``__mp_main__``: print
+# the banner again and start scoring inside the worker, which dies (the old symptom was
+# "the renderer was killed: it ran out of memory" on a one-rectangle file).
+SCRIPT = """
+import sys
+print("top level ran", file=sys.stderr, flush=True)
+{setup}
+from svgloo.engine.score import ScoreSettings, score_file
+run = score_file({path!r}, ScoreSettings(backbone="pixel", size=64))
+s = run.result["summary"]
+print(s["units"], s["helpful"] + s["harmful"] + s["neutral"])
+"""
+
+SPAWN = """
+import svgloo.engine.workers as workers
+workers._worker_context = lambda: workers._render_worker_context("spawn")
+"""
+
+
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_a_script_without_a_main_guard_scores_and_runs_once(tmp_path, corpus_dir, method):
+    svg = corpus_dir / "feather" / "alert-octagon.svg"
+    script = tmp_path / "my_analysis.py"
+    script.write_text(textwrap.dedent(SCRIPT.format(
+        setup=SPAWN if method == "spawn" else "", path=str(svg))))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=240, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("top level ran") == 1, proc.stderr[-3000:]
+    units, verdicts = proc.stdout.split()
+    assert int(units) >= 1 and units == verdicts
+
+
+def test_other_multiprocessing_users_keep_their_main(tmp_path):
+    """Only render workers start without ``__main__``: a plain forkserver process of the same
+    program still finds a function defined in the script."""
+    script = tmp_path / "other.py"
+    script.write_text(textwrap.dedent("""
+        import multiprocessing
+        import svgloo.engine.workers  # noqa: F401  (installs the render-worker launch hook)
+
+        def twice(x):
+            return 2 * x
+
+        if __name__ == "__main__":
+            with multiprocessing.get_context("forkserver").Pool(1) as pool:
+                print(pool.apply(twice, (21,)))
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "42"
