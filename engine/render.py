@@ -488,7 +488,7 @@ def _subpath_surface_class():
 
             self.context = probe
             with _HOOK_LOCK:
-                cs.TAGS["path"] = _this_thread_only(build_all, real_path)
+                cs.TAGS["path"] = _hook_for(node, build_all, real_path)
                 try:
                     super().draw(node)
                 finally:
@@ -534,8 +534,8 @@ def _subpath_surface_class():
                 for box, wanted, arcs, bend in items:
                     extra = self._bend(node, box[0] - CLIP_SLACK - 4096, box[2], bend) \
                         if bend else None
-                    cs.TAGS["path"] = _this_thread_only(
-                        lambda _surface, _node, wanted=wanted, extra=extra:
+                    cs.TAGS["path"] = _hook_for(
+                        node, lambda _surface, _node, wanted=wanted, extra=extra:
                         assemble(wanted, extra), real_path)
                     out.append(self._window(node, box, arcs))
             finally:
@@ -596,13 +596,16 @@ def _real_path():
     return path
 
 
-def _this_thread_only(hook, real_path):
-    """CairoSVG looks tags up in a module-wide table; a hook put there for one pass must
-    not reach renders that other threads of this process run meanwhile."""
+def _hook_for(target, hook, real_path):
+    """``hook`` in place of CairoSVG's path code for the ``target`` node only. CairoSVG
+    looks tags up in a module-wide table, so a hook put there for one pass must not reach
+    renders that other threads of this process run meanwhile, nor other paths drawn while
+    the target is: a ``clipPath``'s own ``<path>`` children are drawn inside the target's
+    draw (the clip would become the target's own outline)."""
     owner = threading.get_ident()
 
     def path(surface, node):
-        if threading.get_ident() == owner:
+        if node is target and threading.get_ident() == owner:
             return hook(surface, node)
         return real_path(surface, node)
 

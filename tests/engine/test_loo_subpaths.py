@@ -57,6 +57,16 @@ CASES = {
     "transformed": '<g transform="rotate(17 50 50) scale(0.9)"><path fill="#333" '
                    f'fill-rule="evenodd" transform="translate(3.3 1.7)" d="M2 2H98V98H2Z {SQUARES}"/></g>',
     "user_space_gradient": f'<path fill="url(#us)" fill-rule="evenodd" d="M2 2H98V98H2Z {SQUARES}"/>',
+    # clipped by paths (exported files: a clipPath of <path>s, or of a <use> of one): the
+    # clip's own paths must not be drawn as the windowed path (the left square stays, the
+    # right one is clipped away)
+    "clip_path_of_paths": '<clipPath id="half"><path d="M0 0H50V100H0Z"/></clipPath>'
+                          '<path clip-path="url(#half)" fill="teal" d="M10 10h20v20h-20z '
+                          'M60 10h30v20h-30z M10 50h80v20h-80z M20 80h10v10h-10z"/>',
+    "clip_path_use": '<defs><path id="leftside" d="M0 0H50V100H0Z"/></defs>'
+                     '<clipPath id="half2"><use href="#leftside"/></clipPath>'
+                     '<path clip-path="url(#half2)" fill="teal" d="M10 10h20v20h-20z '
+                     'M60 10h30v20h-30z M10 50h80v20h-80z"/>',
     # non-local: these fall back to the whole-path method and must still be exact
     "bounding_box_gradient": f'<path fill="url(#bb)" d="M2 2h10v10h-10z {SQUARES}"/>',
     "markers": '<path fill="none" stroke="black" marker-start="url(#dot)" marker-end="url(#dot)" '
@@ -95,6 +105,7 @@ def test_local_and_non_local_paths_are_told_apart(render_pool):
                                      {}, stage, stage))
 
     assert handled("evenodd_frame_and_holes") and handled("user_space_gradient")
+    assert handled("clip_path_of_paths") and handled("clip_path_use")
     assert not handled("bounding_box_gradient")
     assert not handled("markers")
     assert not handled("dashes")
@@ -140,3 +151,4 @@ def test_a_cache_that_evicts_what_it_was_given_changes_nothing(render_pool):
         assert np.array_equal(result.full, plain.full)
         for k in range(len(us.units)):
             assert np.array_equal(result.image_without(k), plain.image_without(k))
+
