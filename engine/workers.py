@@ -66,9 +66,13 @@ def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> No
     threading.Thread(target=watch, name="svgloo-owner-watch", daemon=True).start()
 
 
-def _limit_worker(memory_mb: int, owner_pid: int) -> None:
+def _limit_worker(memory_mb: int, owner_pid: int, parent_is_fork_server: bool = True) -> None:
     parent_pid = os.getppid()
-    _die_with_parent()
+    if parent_is_fork_server:
+        # Not when the owner itself started this worker (spawn): the kernel's "parent" is
+        # then the owner's thread that happened to start it, and a worker started from a
+        # short-lived thread would be killed when that thread ends. The watch below holds.
+        _die_with_parent()
     # The parent may have gone between fork and prctl: check once after asking.
     if os.getppid() != parent_pid or not _owner_alive(owner_pid):
         os._exit(1)
@@ -222,9 +226,11 @@ class RenderPool:
     def _get(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._executor is None:
+                context = _worker_context()
                 self._executor = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=_worker_context(),
-                    initializer=_limit_worker, initargs=(self.limits.render_memory_mb, os.getpid()))
+                    max_workers=self.workers, mp_context=context, initializer=_limit_worker,
+                    initargs=(self.limits.render_memory_mb, os.getpid(),
+                              context.get_start_method() == "forkserver"))
             return self._executor
 
     def _kill(self) -> None:
