@@ -22,7 +22,7 @@ These are Information or Hint, never "harmful". The arrays in are the engine's o
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,17 +182,24 @@ def findings_steps(us: UnitSet, thresholds: FindingThresholds) -> int:
 def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits,
              pool: RenderPool, thresholds: FindingThresholds,
              layer_cache: MutableMapping | None = None,
-             stage: Stage | None = None) -> list[list[dict]]:
+             stage: Stage | None = None,
+             alone_known: Mapping[int, Layer] | None = None) -> list[list[dict]]:
     """Per unit, its findings: render each unit alone and each split path whole, then
-    count pixels."""
+    count pixels. ``alone_known``: units already drawn alone (``LooResult.alone``)."""
     thresholds.check(us.doc.name)
     if thresholds.hidden > 1:  # no share can reach it: skip the renders
         return unit_findings(footprint_pixels, [(0, 0)] * len(us.units), size, thresholds)
     groups = element_groups(us)
     split = [frozenset(units) for units in groups if len(units) > 1]
-    layers = render_layers(us, [frozenset({u.index}) for u in us.units] + split, size,
+    known = alone_known or {}
+    todo = [u.index for u in us.units if u.index not in known]
+    stage = stage or WorkProgress(None).stage(0)
+    stage.advance(len(us.units) - len(todo))
+    layers = render_layers(us, [frozenset({k}) for k in todo] + split, size,
                            limits, pool, layer_cache, stage)
-    alone, whole = layers[:len(us.units)], iter(layers[len(us.units):])
+    drawn = dict(zip(todo, layers))
+    alone = [known[k] if k in known else drawn[k] for k in range(len(us.units))]
+    whole = iter(layers[len(todo):])
     # Under a group effect (opacity, mask, filter) units are composited as one group,
     # which their separate layers do not show: they do not count as cover (this can only
     # miss hidden pixels, never invent them).

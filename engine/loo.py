@@ -87,6 +87,9 @@ class LooResult:
     renders: int
     blocks: list[Block] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
+    # unit -> its layer drawn alone (box, RGBA crop), where fast drew it on the way (the
+    # subpaths of windowed compound paths, when asked): findings need not render them.
+    alone: dict[int, tuple] = field(default_factory=dict)
 
     def image_without(self, unit: int) -> np.ndarray:
         return self.patches[unit].materialize(self.full)
@@ -201,10 +204,11 @@ def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
              pool: RenderPool | None = None,
              progress: WorkProgress | ProgressFn | None = None,
-             layer_cache: MutableMapping | None = None) -> LooResult:
+             layer_cache: MutableMapping | None = None, alone: bool = False) -> LooResult:
     """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
-    whose text changed are rendered again."""
+    whose text changed are rendered again. ``alone``: also draw each windowed subpath
+    alone, in its window (``LooResult.alone``; findings use them)."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
@@ -234,7 +238,7 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     paths = _windowed_paths(us, blocks, unaffected)
     in_paths = sum(len(blocks[b]) for b in paths)
     multi = [len(block) for block in blocks if len(block) > 1]
-    stages = {"boxes": work.stage(in_paths), "windows": work.stage(in_paths),
+    stages = {"boxes": work.stage(in_paths), "windows": work.stage(in_paths * (1 + alone)),
               "round1": work.stage(len(blocks) + sum(multi)),
               "round2": work.stage(sum(len(b) for b in blocks if len(b) > 1 and b.local)),
               "composite": work.stage(n)}
@@ -252,8 +256,10 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     # Compound paths drawn with no group effect above them: each subpath in its window.
     unit_region: list[Box | None] = [None] * n
     without_layer: dict[int, tuple] = {}
+    alone_layer: dict[int, tuple] | None = {} if alone else None
     windowed = _subpath_windows(us, blocks, paths, renderer, size, unit_region,
-                                without_layer, stages["boxes"], stages["windows"])
+                                without_layer, stages["boxes"], stages["windows"],
+                                alone_layer)
 
     # Round 1: every block as a layer; members of local blocks alone (to find where each
     # acts); members of other multi-unit blocks: the block without each of them.
@@ -336,7 +342,8 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     stages["composite"].finish()
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
-                              "composite_s": time.perf_counter() - t0 - t_render})
+                              "composite_s": time.perf_counter() - t0 - t_render},
+                     alone=alone_layer or {})
 
 
 class _background:
@@ -452,7 +459,8 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[
 
 
 def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_layer,
-                     boxes_stage: Stage, windows_stage: Stage) -> set[int]:
+                     boxes_stage: Stage, windows_stage: Stage,
+                     alone_layer: dict[int, tuple] | None = None) -> set[int]:
     """Leave-one-out layers of compound paths, one window per subpath.
 
     Removing subpath k changes the path's pixels only where k fills or strokes (a winding
@@ -462,7 +470,10 @@ def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_lay
     so the path made of the subpaths meeting the window, minus k, drawn clipped to the
     window, is the path without k there. Paths whose drawing depends on the whole path (markers,
     objectBoundingBox paint, dashes, own filter or mask: see render._nonlocal_reason)
-    report it and keep the whole-path method. Returns the blocks handled here."""
+    report it and keep the whole-path method. Returns the blocks handled here.
+
+    With ``alone_layer`` (a dict to fill), each subpath is also drawn alone in its window:
+    the path made of it only, with its own arc, and bent or not as it is alone."""
     if not paths or renderer.capture is None:
         boxes_stage.finish()
         windows_stage.finish()
@@ -478,11 +489,13 @@ def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_lay
     handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
     work = []
     windows_of: dict[int, list] = {}
+    own_windows: dict[int, list] = {}
     for b in handled:
         e = paths[b]
         found = boxes[e]
         wins = [None if item is None else _window(item[0], size) for item in found]
         windows_of[e] = wins
+        own_windows[e] = list(wins)  # before the whole-path widening below
         bent_fill = [item is not None and item[1] for item in found]
         bent_stroke = [item is not None and item[2] for item in found]
         fills, strokes = sum(bent_fill), sum(bent_stroke)
@@ -511,6 +524,9 @@ def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_lay
             elif fills - bent_fill[k] > 0 and not any(bent_fill[j] for j in near):
                 bend = "fill"
             variants.append((win, [int(j) for j in near], arcs - has_arc[k] > 0, bend))
+        if alone_layer is not None:
+            variants += [None if win is None else (win, [k], has_arc[k], None)
+                         for k, win in enumerate(own_windows[e])]
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
@@ -522,6 +538,9 @@ def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_lay
         for k, win in zip(blocks[b].units, windows_of[e]):
             unit_region[k] = win
             without_layer[k] = (None, None) if win is None else next(found)
+        if alone_layer is not None:
+            for k, win in zip(blocks[b].units, own_windows[e]):
+                alone_layer[k] = (None, None) if win is None else next(found)
     return handled
 
 
@@ -749,9 +768,11 @@ def _composite(size, blocks, block_layer, without_layer, unit_region, patches, f
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                   progress: WorkProgress | ProgressFn | None = None,
-                  layer_cache: MutableMapping | None = None) -> LooResult:
+                  layer_cache: MutableMapping | None = None, alone: bool = False) -> LooResult:
+    """``alone``: fast also returns the layers it can draw alone on the way (see loo_fast)."""
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":
-        return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache)
+        return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache,
+                        alone=alone)
     raise ValueError(f"unknown leave-one-out method {method!r} (fast or naive)")

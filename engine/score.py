@@ -147,7 +147,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     # Findings render units alone; a shared cache reuses loo_fast's single-unit layers.
     layer_cache = {} if layer_cache is None else layer_cache
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
-                        layer_cache=layer_cache)
+                        layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0)
     t_score = time.perf_counter()
     reference = load_reference(
         spec, settings.size, loo.full,
@@ -177,7 +177,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         })
     t_findings = time.perf_counter()
     found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
-                     limits, pool, thresholds, layer_cache, finding)
+                     limits, pool, thresholds, layer_cache, finding, loo.alone)
     finding.finish()
     for row, findings in zip(unit_rows, found):
         row["findings"] = findings

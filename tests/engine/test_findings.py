@@ -16,7 +16,7 @@ from svgloo.engine.errors import ConfigError
 from svgloo.engine.findings import FindingThresholds, find_all
 from svgloo.engine.layers import LayerTexts
 from svgloo.engine.limits import DEFAULT_LIMITS
-from svgloo.engine.loo import CHANGED_THRESHOLD
+from svgloo.engine.loo import CHANGED_THRESHOLD, loo_fast
 from svgloo.engine.render import render_rgba
 from svgloo.engine.score import ScoreSettings, score_text
 from svgloo.engine.units import extract_units
@@ -133,13 +133,19 @@ CORPUS_CASES = ["noto/emoji_u1f487_200d_2640.svg", "logos/oauth.svg", "logos/lig
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("alone", ["rendered", "from_loo"])
 @pytest.mark.parametrize("name", CORPUS_CASES)
-def test_hidden_shares_match_naive_renders_on_corpus_files(corpus_dir, render_pool, name):
+def test_hidden_shares_match_naive_renders_on_corpus_files(corpus_dir, render_pool, name,
+                                                            alone):
     size = 128
     path = str(corpus_dir / name)
     us = extract_units(load_document(path, DEFAULT_LIMITS), True)
+    known = None
+    if alone == "from_loo":  # subpaths drawn alone in their windows by fast, on the way
+        known = loo_fast(us, size, DEFAULT_LIMITS, render_pool, alone=True).alone
+        assert known or name != "logos/oauth.svg"
     found = find_all(us, [0] * len(us.units), size, DEFAULT_LIMITS, render_pool,
-                     FindingThresholds(speck=0.0, hidden=0.0))
+                     FindingThresholds(speck=0.0, hidden=0.0), alone_known=known)
     mine = [(f[0]["drawn_pixels"], f[0]["hidden_pixels"]) if f else (0, 0) for f in found]
     naive = naive_hidden(path, size)
     plain = len(unaffected_units(us)) == len(us.units)

@@ -152,3 +152,36 @@ def test_a_cache_that_evicts_what_it_was_given_changes_nothing(render_pool):
         for k in range(len(us.units)):
             assert np.array_equal(result.image_without(k), plain.image_without(k))
 
+
+def _canvas(layer, size):
+    out = np.zeros((size, size, 4), np.int16)
+    box, crop = layer
+    if box is not None:
+        y0, y1, x0, x1 = box
+        out[y0:y1, x0:x1] = crop
+    return out
+
+
+LOCAL = ["evenodd_frame_and_holes", "nonzero_hole", "relative_m", "stroke_miter",
+         "stroke_and_fill_round", "arcs_and_curves", "transformed", "user_space_gradient",
+         "clip_path_of_paths", "clip_path_use"]
+
+
+@pytest.mark.parametrize("name", LOCAL)
+def test_subpaths_drawn_alone_in_their_windows_equal_their_own_layers(render_pool, name):
+    """What fast draws alone on the way (for findings) is each subpath's layer as the
+    engine renders it for a document keeping that subpath only."""
+    from svgloo.engine.findings import render_layers
+    from svgloo.engine.limits import DEFAULT_LIMITS
+
+    us = extract_units(parse_document(_svg(CASES[name]), f"{name}.svg"))
+    fast = loo_fast(us, size=128, pool=render_pool, alone=True)
+    subpaths = [u.index for u in us.units if u.kind == "subpath"]
+    assert sorted(fast.alone) == subpaths  # every subpath of the (windowed) path
+    own = render_layers(us, [frozenset({k}) for k in subpaths], 128, DEFAULT_LIMITS,
+                        render_pool)
+    for k, layer in zip(subpaths, own):
+        assert int(np.abs(_canvas(fast.alone[k], 128) - _canvas(layer, 128)).max()) <= TOLERANCE
+    if name.startswith("clip_path"):  # the square right of the clip draws nothing
+        assert fast.alone[subpaths[1]] == (None, None) and own[1] == (None, None)
+    assert loo_fast(us, size=128, pool=render_pool).alone == {}  # only when asked
