@@ -238,12 +238,24 @@ class RenderPool:
             ex, self._executor = self._executor, None
         if ex is None:
             return
-        for proc in list(getattr(ex, "_processes", {}).values()):
+        results = getattr(ex, "_result_queue", None)
+        for proc in list((getattr(ex, "_processes", None) or {}).values()):
             try:
                 proc.kill()
             except Exception:  # already gone
                 pass
         ex.shutdown(wait=False, cancel_futures=True)
+        # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
+        # message in the result pipe; the executor's manager thread then waits for the rest
+        # forever, and so does this interpreter at exit (it joins that thread). With the
+        # workers dead, this process's copy of the pipe's write end is the last one:
+        # closing it ends that wait (EOF) and the thread winds the pool up.
+        writer = getattr(results, "_writer", None)
+        if writer is not None:
+            try:
+                writer.close()
+            except OSError:
+                pass
 
     def close(self) -> None:
         self._kill()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +63,61 @@ def test_other_multiprocessing_users_keep_their_main(tmp_path):
                           timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == "42"
+
+
+
+def _half_sent_result(seconds: float) -> None:
+    """Start sending a result the way a worker does (a length header, then the bytes) and
+    stop early: what a worker killed while sending a large render leaves in the pipe."""
+    import gc
+    import os
+    import struct
+    import time
+    from multiprocessing.queues import SimpleQueue
+
+    [results] = [o for o in gc.get_objects() if isinstance(o, SimpleQueue)]
+    with results._wlock:
+        os.write(results._writer.fileno(), struct.pack("!i", 64 * 1024 * 1024) + b"x" * 1000)
+        time.sleep(seconds)
+
+
+def test_a_worker_killed_mid_result_leaves_no_thread_waiting_forever():
+    """The pool's manager thread reads results; after a worker was killed half-way through
+    sending one, it waited for the rest forever - and so did the interpreter, which joins
+    that thread at exit (an idle daemon that never exited)."""
+    from svgloo.engine.errors import LimitError
+    from svgloo.engine.workers import RenderPool
+
+    pool = RenderPool(workers=1)
+    try:
+        pool.map(os.getpid, [()], "warm-up", timeout_s=120)
+        manager = pool._executor._executor_manager_thread
+        with pytest.raises(LimitError, match="longer than"):
+            pool.map(_half_sent_result, [(600.0,)], "half.svg", timeout_s=5)
+        manager.join(timeout=60)
+        assert not manager.is_alive()
+    finally:
+        pool.close()
+
+
+def test_a_process_whose_worker_was_killed_mid_result_exits(tmp_path):
+    script = tmp_path / "half.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_workers import _half_sent_result
+        from svgloo.engine.errors import LimitError
+        from svgloo.engine.workers import RenderPool
+
+        if __name__ == "__main__":
+            pool = RenderPool(workers=1)
+            pool.map(os.getpid, [()], "warm-up", timeout_s=120)
+            try:
+                pool.map(_half_sent_result, [(600.0,)], "half.svg", timeout_s=5)
+            except LimitError as exc:
+                print(exc)
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)  # it used to hang at exit, forever
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "longer than 5 s" in proc.stdout
