@@ -44,12 +44,26 @@ def _die_with_parent() -> None:
         pass
 
 
-def _owner_alive(pid: int) -> bool:
+def _pid_exists(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0). Always True on Windows, where os.kill
+    with any other signal than a console event terminates the process."""
+    if sys.platform == "win32":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # exists, owned by someone else (pid reused): treat as gone
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _owner_alive(pid: int) -> bool:
+    if sys.platform == "win32":
+        return True  # see _pid_exists
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone, or a reused pid of another user
         return False
     return True
 
@@ -203,6 +217,7 @@ def start_fork_server() -> None:
 _live_pools: weakref.WeakSet = weakref.WeakSet()
 INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt hook
 INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
+DEAD_WORKER_POLL_S = 0.5  # how often a waiting map checks that its workers are alive
 
 
 def close_all_pools() -> None:
@@ -260,17 +275,34 @@ class RenderPool:
     def close(self) -> None:
         self._kill()
 
+    def _a_worker_died(self) -> bool:
+        """Whether a worker of the current pool is gone (its pid no longer exists: its
+        parent, the fork server, reaps it at once). Does not touch the pool's own process
+        handles, which its manager thread reads."""
+        with self._lock:
+            ex = self._executor
+        for proc in list((getattr(ex, "_processes", None) or {}).values()):
+            if proc.pid is not None and not _pid_exists(proc.pid):
+                return True
+        return False
+
     def _wait(self, fut, timeout_s: float, budget, futures: list):
         """One job's result within ``timeout_s`` and the document's budget. While it
         waits, the budget's ``interrupt`` (if any) is called every ``INTERRUPT_POLL_S``:
         when it raises (the job was cancelled, or must give way to an editor's request),
         the document's queued renders are dropped, the ones under way get
         ``INTERRUPT_GRACE_S`` to finish (restarting workers costs seconds), the workers
-        are killed if they do not, and the error goes up."""
+        are killed if they do not, and the error goes up.
+
+        A worker that died without the pool noticing (killed while sending its result:
+        the pool's reader waits for the rest of the message) is found within two
+        ``DEAD_WORKER_POLL_S``: the pool is killed and BrokenProcessPool raised, as when
+        the pool notices, instead of waiting out the render timeout."""
         deadline = time.monotonic() + timeout_s
         interrupt = getattr(budget, "interrupt", None)
+        dead_seen = False
         while True:
-            step = deadline - time.monotonic()
+            step = min(deadline - time.monotonic(), DEAD_WORKER_POLL_S)
             if budget is not None:
                 step = min(step, budget.remaining_s())
             if interrupt is not None:
@@ -283,6 +315,11 @@ class RenderPool:
                     budget.check()  # raises the document budget's LimitError
                 if time.monotonic() >= deadline:
                     raise
+                if self._a_worker_died():
+                    if dead_seen:  # and the pool has not noticed since the last look
+                        self._kill()
+                        raise BrokenProcessPool("a render worker died unnoticed") from None
+                    dead_seen = True
             if interrupt is not None:
                 try:
                     interrupt()

@@ -121,3 +121,29 @@ def test_a_process_whose_worker_was_killed_mid_result_exits(tmp_path):
                           timeout=120)  # it used to hang at exit, forever
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "longer than 5 s" in proc.stdout
+
+
+def test_a_worker_killed_mid_result_is_an_error_at_once_not_after_the_timeout():
+    """A worker killed from outside (the kernel's OOM killer, kill -9) while sending its
+    result: the pool itself never notices (its reader waits for the rest of the message);
+    the waiting map does, and says the renderer was killed."""
+    import signal
+    import threading
+    import time
+
+    from svgloo.engine.errors import LimitError
+    from svgloo.engine.workers import RenderPool
+
+    pool = RenderPool(workers=1)
+    try:
+        pool.map(os.getpid, [()], "warm-up", timeout_s=120)
+        [pid] = list(pool._executor._processes)
+        killer = threading.Timer(2.0, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        t = time.monotonic()
+        with pytest.raises(LimitError, match="renderer was killed"):
+            pool.map(_half_sent_result, [(600.0,)], "half.svg", timeout_s=300)
+        assert time.monotonic() - t < 60  # the render timeout (300 s) was not waited out
+        assert pool.map(os.getpid, [()], "again", timeout_s=120)[0] != pid  # a fresh pool
+    finally:
+        pool.close()
