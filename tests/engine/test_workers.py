@@ -26,7 +26,8 @@ print(s["units"], s["helpful"] + s["harmful"] + s["neutral"])
 
 SPAWN = """
 import svgloo.engine.workers as workers
-workers._worker_context = lambda: workers._render_worker_context("spawn")
+import svgloo.engine.worker_start as worker_start
+workers.worker_context = lambda: worker_start.render_worker_context("spawn")
 """
 
 
