@@ -1,4 +1,5 @@
-"""Render workers and the caller's script: workers never re-run the caller's ``__main__``."""
+"""Render workers: they never re-run the caller's ``__main__``, and a worker killed while
+sending its result neither hangs the process nor waits out the render timeout."""
 
 from __future__ import annotations
 
@@ -66,12 +67,10 @@ def test_other_multiprocessing_users_keep_their_main(tmp_path):
     assert proc.stdout.strip() == "42"
 
 
-
 def _half_sent_result(seconds: float) -> None:
     """Start sending a result the way a worker does (a length header, then the bytes) and
     stop early: what a worker killed while sending a large render leaves in the pipe."""
     import gc
-    import os
     import struct
     import time
     from multiprocessing.queues import SimpleQueue
