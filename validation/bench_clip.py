@@ -26,10 +26,6 @@ from pathlib import Path
 import numpy as np
 
 
-def _verdicts(deltas: np.ndarray, helpful: float = 0.005, harmful: float = -0.005):
-    return np.where(deltas > helpful, 1, np.where(deltas < harmful, -1, 0))
-
-
 def select_files(directory: Path, limit: int, min_units: int, max_units: int) -> list[Path]:
     from svgloo.engine.document import load_document
     from svgloo.engine.units import extract_units
@@ -49,7 +45,7 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
     score_file(str(files[0]), settings, backbone=backbone, pool=pool)  # warm up
     units = encoded = 0
     wall = encoder = 0.0
-    deltas = []
+    deltas, verdicts = [], []
     for path in files:
         t = time.perf_counter()
         run = score_file(str(path), settings, backbone=backbone, pool=pool)
@@ -58,9 +54,11 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
         units += len(run.result["units"])
         encoded += sum(p.box is not None for p in run.loo.patches)
         deltas.extend(u["delta"] for u in run.result["units"])
+        verdicts.extend(u["verdict"] for u in run.result["units"])  # the engine's own
     return {"precision": precision, "files": len(files), "units": units, "encoded": encoded,
             "units_per_s": units / max(wall, 1e-9), "encoder_images_per_s":
-            encoded / max(encoder, 1e-9), "deltas": np.array(deltas)}
+            encoded / max(encoder, 1e-9), "deltas": np.array(deltas),
+            "verdicts": np.array(verdicts)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,18 +95,18 @@ def main(argv: list[str] | None = None) -> int:
             del backbone
     finally:
         pool.close()
-    base = rows[0]["deltas"]
+    base, base_verdicts = rows[0]["deltas"], rows[0]["verdicts"]
     print(f"{len(files)} files ({args.min_units}-{args.max_units} units), "
           f"{rows[0]['units']} units, {rows[0]['encoded']} encoder images, device {args.device}")
     print(f"{'precision':>9} {'LOO img/s':>9} {'encoder img/s':>13} {'delta corr':>10} "
           f"{'max |d delta|':>13} {'verdicts agree':>14}")
     table = []
     for row in rows:
-        d = row.pop("deltas")
+        d, verdicts = row.pop("deltas"), row.pop("verdicts")
         row["delta_correlation"] = (float(np.corrcoef(base, d)[0, 1])
                                     if len(d) > 1 and base.std() > 0 else 1.0)
         row["max_delta_difference"] = float(np.abs(d - base).max()) if len(d) else 0.0
-        row["verdict_agreement"] = (float((_verdicts(d) == _verdicts(base)).mean())
+        row["verdict_agreement"] = (float((verdicts == base_verdicts).mean())
                                     if len(d) else 1.0)
         table.append(row)
         print(f"{row['precision']:>9} {row['units_per_s']:>9.1f} "
