@@ -43,28 +43,23 @@ def _die_with_parent() -> None:
         pass
 
 
-def _pid_exists(pid: int) -> bool:
-    """Whether process ``pid`` exists (signal 0). Always True on Windows, where os.kill
-    with any other signal than a console event terminates the process."""
+def _pid_exists(pid: int, others_count: bool = True) -> bool:
+    """Whether process ``pid`` exists (signal 0); with ``others_count=False`` a process of
+    another user counts as gone (a reused pid). Always True on Windows, where os.kill with
+    any other signal than a console event terminates the process."""
     if sys.platform == "win32":
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # exists, owned by someone else
-        return True
+    except PermissionError:
+        return others_count
     return True
 
 
 def _owner_alive(pid: int) -> bool:
-    if sys.platform == "win32":
-        return True  # see _pid_exists
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):  # gone, or a reused pid of another user
-        return False
-    return True
+    return _pid_exists(pid, others_count=False)
 
 
 def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> None:
