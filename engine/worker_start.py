@@ -4,7 +4,11 @@ is none), which imports the renderer once, and without the caller's ``__main__``
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.process
 import multiprocessing.spawn
+import multiprocessing.util
+import os
+import sys
 import threading
 
 # What the fork server imports once; every worker is forked from it ready to render.
@@ -20,24 +24,75 @@ _launching = threading.local()
 _stdlib_preparation_data = multiprocessing.spawn.get_preparation_data
 
 
+# Render workers import only from the installed environment. A child gets the parent's
+# ``sys.path``, where ``''``, the current directory (``python -m``) or the script's folder can
+# stand before site-packages: svgloo run inside a folder holding a ``cairosvg.py``, a
+# ``numpy.py`` or a ``svgloo/`` (a downloaded icon repository, a source checkout) would have
+# its workers import, and execute, those instead. The fork server itself is started with
+# ``python -c``, which puts ``''`` first, and Python up to 3.11 ignores the ``sys_path`` it
+# is handed: its command is prefixed with a line that drops those entries before it
+# imports anything (the renderer preload included).
+def _unsafe_path_entries() -> set[str]:
+    entries = {"", os.getcwd()}
+    for folder in (multiprocessing.process.ORIGINAL_DIR,
+                   os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None):
+        if folder:
+            entries.add(folder)
+    return entries
+
+
+def installed_sys_path(path: list[str]) -> list[str]:
+    """``path`` without the entries that point at the folder svgloo runs in."""
+    unsafe = {os.path.abspath(p) for p in _unsafe_path_entries() if p}
+    return [p for p in path if p and os.path.abspath(p) not in unsafe]
+
+
+_SAFE_PATH_PREFIX = ("import os, sys; cwd = os.getcwd(); "
+                     "sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != cwd]; ")
+
+
 def _preparation_data(name):
     data = _stdlib_preparation_data(name)
     if getattr(_launching, "render_worker", False):
         data.pop("init_main_from_name", None)
         data.pop("init_main_from_path", None)
+        if "sys_path" in data:
+            data["sys_path"] = installed_sys_path(data["sys_path"])
     return data
 
 
 multiprocessing.spawn.get_preparation_data = _preparation_data  # only our launches change
 
+_stdlib_spawnv_passfds = multiprocessing.util.spawnv_passfds
+
+
+def _spawnv_passfds(path, args, passfds):
+    """Start the fork server (``python ... -c CMD``) with its ``sys.path`` made safe first."""
+    if getattr(_launching, "render_worker", False) and "-c" in args[:-1]:
+        args = list(args)
+        i = len(args) - 1 - args[::-1].index("-c")
+        args[i + 1] = _SAFE_PATH_PREFIX + args[i + 1]
+    return _stdlib_spawnv_passfds(path, args, passfds)
+
+
+multiprocessing.util.spawnv_passfds = _spawnv_passfds  # only our launches change
+
+
+class _render_worker_launch:
+    """While it is entered, this thread's process launches are render workers'."""
+
+    def __enter__(self):
+        self.outer = getattr(_launching, "render_worker", False)
+        _launching.render_worker = True
+
+    def __exit__(self, *exc):
+        _launching.render_worker = self.outer
+
 
 def _without_main(popen):
     def launch(process_obj):
-        _launching.render_worker = True
-        try:
+        with _render_worker_launch():
             return popen(process_obj)
-        finally:
-            _launching.render_worker = False
     return staticmethod(launch)
 
 
@@ -80,4 +135,5 @@ def start_fork_server() -> None:
     if context.get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
-        forkserver.ensure_running()
+        with _render_worker_launch():
+            forkserver.ensure_running()
