@@ -1,4 +1,4 @@
-"""The package installs as one namespace from the repository's folders, normally and
+"""The package installs as one namespace from the repository's source roots, normally and
 editable, and the base install imports without torch."""
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """The house keeps its shape: imports go one way (front ends -> daemon -> validation ->
-structure -> engine), checked by import-linter with the contracts in pyproject.toml."""
+structure -> engine), checked by import-linter with the contracts in pyproject.toml, on the
+working tree itself; and every tool that needs the source roots is given the same ones."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,48 +17,84 @@ from conftest import REPO
 
 LINT = "import sys; from importlinter.cli import lint_imports_command; " \
        "sys.exit(lint_imports_command())"
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
-def assemble_package(dest):
-    """Copy each folder to where its package lives (pyproject's package-dir), so the
-    analyser sees one ``svgloo`` tree; the repository keeps one folder per package."""
-    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    for package, folder in setuptools["package-dir"].items():
-        target = dest.joinpath(*package.split("."))
-        target.mkdir(parents=True, exist_ok=True)
-        for source in (REPO / folder).glob("*.py"):
-            shutil.copy(source, target / source.name)
-    return setuptools["packages"]
+def source_roots() -> list[str]:
+    """The folders an editable install puts on sys.path (hatch's dev-mode-dirs)."""
+    return PYPROJECT["tool"]["hatch"]["build"]["dev-mode-dirs"]
 
 
-def lint(tree, config):
-    return subprocess.run([sys.executable, "-c", LINT, "--config", str(config)], cwd=tree,
-                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+def lint(root, pythonpath):
+    """import-linter run from ``root`` as a developer runs it there, with ``pythonpath`` as the
+    source roots (what the editable install's .pth file adds)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath)}
+    return subprocess.run([sys.executable, "-c", LINT], cwd=root, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
-def test_every_package_folder_is_declared(tmp_path):
-    packages = assemble_package(tmp_path)
-    declared = set(packages)
-    found = {".".join(p.parent.relative_to(tmp_path).parts)
-             for p in tmp_path.rglob("__init__.py")}
-    assert found == declared
+def test_every_tool_is_given_the_same_source_roots():
+    roots = source_roots()
+    assert all((REPO / r / "svgloo").is_dir() for r in roots), roots
+    # Every folder holding a part of the svgloo namespace is a root.
+    found = sorted(p.parent.name for p in REPO.glob("*/svgloo") if p.is_dir())
+    assert found == sorted(roots)
+    wheel = PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["only-include"] == [f"{r}/svgloo" for r in roots]
+    assert wheel["sources"] == {f"{r}/svgloo": "svgloo" for r in roots}
+    assert PYPROJECT["tool"]["pytest"]["ini_options"]["pythonpath"] == roots + ["tests"]
+    assert PYPROJECT["tool"]["pyright"]["extraPaths"] == roots
 
 
-def test_import_contracts_hold(tmp_path):
+def test_svgloo_is_one_namespace_package_and_each_root_holds_one_part():
+    """No root has an ``svgloo/__init__.py`` (it would hide every other root's part); each
+    root but the command's holds exactly the package named after it."""
+    assert not any((REPO / r / "svgloo" / "__init__.py").exists() for r in source_roots())
+    for root in source_roots():
+        if root == "svgloo":
+            continue
+        parts = [p.name for p in (REPO / root / "svgloo").iterdir() if p.name != "__pycache__"]
+        assert parts == [root], (root, parts)
+        assert (REPO / root / "svgloo" / root / "__init__.py").is_file()
+
+
+def test_the_version_is_written_the_same_in_both_places():
+    from svgloo.engine.version import __version__
+
+    assert PYPROJECT["project"]["version"] == __version__
+
+
+def test_import_contracts_hold_on_the_working_tree():
     pytest.importorskip("importlinter")
-    assemble_package(tmp_path)
-    proc = lint(tmp_path, REPO / "pyproject.toml")
+    proc = lint(REPO, [REPO / r for r in source_roots()])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "Contracts: 4 kept, 0 broken." in proc.stdout
+    assert re.search(r"Contracts: 4 kept, 0 broken\.", proc.stdout), proc.stdout[-2000:]
 
 
 def test_the_contract_catches_an_upward_import(tmp_path):
-    """The check can fail: an engine module that imports the daemon breaks it."""
+    """The check can fail: an engine module that imports the daemon breaks it (on a copy of
+    the roots, so the working tree is not touched)."""
     pytest.importorskip("importlinter")
-    assemble_package(tmp_path)
-    loo = tmp_path / "svgloo" / "engine" / "loo.py"
+    for root in source_roots():
+        shutil.copytree(REPO / root / "svgloo", tmp_path / root / "svgloo",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    loo = tmp_path / "engine" / "svgloo" / "engine" / "loo.py"
     loo.write_text(loo.read_text() + "\nfrom svgloo.daemon import client  # noqa\n")
-    proc = lint(tmp_path, REPO / "pyproject.toml")
+    proc = lint(tmp_path, [tmp_path / r for r in source_roots()])
     assert proc.returncode != 0
     assert "svgloo.engine.loo -> svgloo.daemon.client" in proc.stdout
+
+
+def test_go_to_definition_lands_in_the_file_being_edited():
+    """jedi (what jedi-language-server and many editors use), given the source roots as an
+    editable install gives them, resolves an import to the file in the working tree."""
+    jedi = pytest.importorskip("jedi")
+    source = "from svgloo.engine.units import extract_units\nextract_units\n"
+    project = jedi.Project(REPO, added_sys_path=[str(REPO / r) for r in source_roots()],
+                           smart_sys_path=False)
+    script = jedi.Script(source, path=REPO / "lsp" / "svgloo" / "lsp" / "example.py",
+                         project=project)
+    found = script.goto(2, 3, follow_imports=True)
+    assert [d.module_path for d in found] == [REPO / "engine" / "svgloo" / "engine" / "units.py"]

@@ -1,4 +1,4 @@
-"""Weight-free findings (engine/findings.py): specks and mostly hidden units, checked on
+"""Weight-free findings (engine/svgloo/engine/findings.py): specks and mostly hidden units, checked on
 hand-built files with hand-derived numbers and on corpus files against naive renders."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""engine/removal.py: a multi-unit removal is only offered when rendering proves it."""
+"""engine/svgloo/engine/removal.py: a multi-unit removal is only offered when rendering proves it."""
 
 from __future__ import annotations
 

@@ -607,7 +607,7 @@ class Daemon:
         st["address"] = {"socket": str(self.socket_path),
                          "tcp": f"127.0.0.1:{self.tcp_port}" if self.tcp_port else None}
         st["api"] = API_VERSION
-        from svgloo import __version__
+        from svgloo.engine.version import __version__
 
         st["version"] = __version__
         return st

@@ -169,7 +169,7 @@ def fix_data(row: dict, lines: LineIndex, version: int | None) -> dict:
             "hash": text_hash(lines.engine_slice(start, end))}
 
 
-# engine/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
+# engine/svgloo/engine/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
 FINDING_SEVERITY = {"speck": types.DiagnosticSeverity.Information,
                     "mostly_hidden": types.DiagnosticSeverity.Hint}
 
@@ -194,7 +194,7 @@ def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions
                          f"picture {-delta:.4f} closer to the reference, {ref})"),
                 data=fix_data(row, lines, version)))
         for finding in row.get("findings") or []:
-            # Render-proven, weight-free findings (engine/findings.py): never "harmful".
+            # Render-proven, weight-free findings (engine/svgloo/engine/findings.py): never "harmful".
             kind = finding.get("kind")
             if kind not in FINDING_SEVERITY:
                 continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from svgloo import __version__
+from svgloo.engine.version import __version__
 
 _ERROR = {
     "type": "object",

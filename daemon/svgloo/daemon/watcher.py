@@ -35,7 +35,7 @@ DEBOUNCE_S = 0.3
 def is_svg(path: str) -> bool:
     name = os.path.basename(path)
     lower = name.lower()
-    # <stem>.ref.svg is another drawing's reference (engine/reference.py), not a drawing
+    # <stem>.ref.svg is another drawing's reference (engine/svgloo/engine/reference.py), not a drawing
     return (lower.endswith(SUFFIXES) and not lower.endswith((".ref.svg", ".ref.svgz"))
             and not name.startswith((".#", "~")))
 

@@ -4,7 +4,7 @@
     svgloo eval SUITE TASK --data PATH --pred PATH [--json] [--out FILE] [--limit N]
                 [--workers N] [--no-edit] [--loo] [--weights NAME=PATH ...] [--plot PNG]
 
-Suites are plugins of the ``svgloo.evals`` entry-point group (see svgloo/evals/base.py).
+Suites are plugins of the ``svgloo.evals`` entry-point group (see evals/svgloo/evals/base.py).
 """
 
 from __future__ import annotations

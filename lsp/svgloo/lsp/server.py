@@ -31,7 +31,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from svgloo import __version__
+from svgloo.engine.version import __version__
 
 from . import actions
 from .convert import (DiagnosticOptions, LineIndex, encoding_name, error_diagnostic,
@@ -55,7 +55,7 @@ class Settings:
     backbone: str = "auto"
     reference: str = ""
     prompt: str = ""
-    helpful_threshold: float | None = None  # None: the backbone's own (see engine/score.py)
+    helpful_threshold: float | None = None  # None: the backbone's own (see engine/svgloo/engine/score.py)
     harmful_threshold: float | None = None
     diagnostics: DiagnosticOptions = field(default_factory=DiagnosticOptions)
     use_daemon: bool = True

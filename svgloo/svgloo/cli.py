@@ -12,7 +12,7 @@ import importlib
 import signal
 import sys
 
-from svgloo import __version__
+from svgloo.engine.version import __version__
 
 SUBCOMMAND_MODULES = [
     "svgloo.cli_score",
