@@ -15,8 +15,12 @@ import pytest
 
 from conftest import REPO
 
-LINT = "import sys; from importlinter.cli import lint_imports_command; " \
-       "sys.exit(lint_imports_command())"
+# An editable install's .pth also puts the working tree's roots on sys.path; a namespace
+# package merges every root it finds, so a lint of another tree must not see them (grimp
+# would pick either copy of a module).
+LINT = ("import os, sys; hidden = set(os.environ['SVGLOO_HIDDEN_ROOTS'].split(os.pathsep)); "
+        "sys.path[:] = [p for p in sys.path if p not in hidden]; "
+        "from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())")
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
@@ -28,8 +32,10 @@ def source_roots() -> list[str]:
 def lint(root, pythonpath):
     """import-linter run from ``root`` as a developer runs it there, with ``pythonpath`` as the
     source roots (what the editable install's .pth file adds)."""
+    hidden = [str(REPO / r) for r in source_roots()] if root != REPO else []
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath)}
+           "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath),
+           "SVGLOO_HIDDEN_ROOTS": os.pathsep.join(hidden)}
     return subprocess.run([sys.executable, "-c", LINT], cwd=root, env=env,
                           capture_output=True, text=True, timeout=300)
 
