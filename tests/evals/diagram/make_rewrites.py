@@ -153,7 +153,8 @@ def arrow_items(root) -> list:
         if local(el) == "g" and kids & {"line", "path"} and "polygon" in kids and \
                 not (el.get("id") or "").startswith("shape_"):
             out.append(el)
-        elif local(el) in ("line", "path") and el.get("marker-end") and local(el.getparent()) != "g":
+        elif local(el) in ("line", "path") and el.get("marker-end") and \
+                local(el.getparent()) != "g":
             out.append(el)
     return out
 
