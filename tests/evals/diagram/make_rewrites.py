@@ -2,7 +2,10 @@
 
 Each ground truth in ``fixtures/`` is rewritten once by every rewrite in ``REWRITES`` (those
 that change nothing are left out) and ``COMBINATIONS`` times by two to four of them chosen at
-random. Everything is seeded (``SEED``, the ground truth's name and the rewrite's), so the same
+random. Each output is also scored the other way round (``NAME~swapped``: the output as the ground
+truth, the fixture as the model's SVG), which puts the ground-truth reader on unseen input:
+ids removed (its own shape scan), arrows without the comments, marker arrows.
+Everything is seeded (``SEED``, the ground truth's name and the rewrite's), so the same
 outputs come back byte for byte: the test regenerates them, checks each one's sha256 against
 ``fixtures/golden_rewrites.json`` and compares svgloo's numbers with the ones stored there,
 which the ORIGINAL code (RAIVNLab/VFig ``rule-based-eval/``, run as a black box) gave.
@@ -37,6 +40,7 @@ GROUND_TRUTHS = ("gt1", "gt2", "arrows_gt", "markers_gt", "noarrows_gt", "rounde
                  "pipeline_gt", "network_gt", "layers_gt")
 SEED = 27
 COMBINATIONS = 18
+SWAPPED = "~swapped"     # the output as the ground truth, the fixture as the model's SVG
 SVG = "http://www.w3.org/2000/svg"
 _NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 NAMED = {"#000000": "black", "#ffffff": "white", "#ff0000": "red", "#0000ff": "blue",
@@ -632,7 +636,9 @@ def _write_inputs(folder: Path) -> None:
     for i, o in enumerate(outputs()):
         path = folder / f"{i:04d}.svg"
         path.write_text(o.svg, encoding="utf-8")
-        rows.append([o.name, str(path), str((FIXTURES / f"{o.gt}.svg").resolve())])
+        fixture = str((FIXTURES / f"{o.gt}.svg").resolve())
+        rows.append([o.name, str(path), fixture])
+        rows.append([o.name + SWAPPED, fixture, str(path)])
     (folder / "pairs.json").write_text(json.dumps(rows, indent=0))
     print(f"{len(rows)} pairs in {folder}")
 
@@ -641,11 +647,12 @@ def _write_golden(results_path: Path) -> None:
     results = json.loads(results_path.read_text())
     lines = []
     for o in outputs():
-        entry = {"gt": o.gt, "sha256": o.sha256, **results[o.name]}
-        lines.append(f"  {json.dumps(o.name)}: {json.dumps(entry, sort_keys=True)}")
+        for name in (o.name, o.name + SWAPPED):
+            entry = {"gt": o.gt, "sha256": o.sha256, **results[name]}
+            lines.append(f"  {json.dumps(name)}: {json.dumps(entry, sort_keys=True)}")
     head = ('{\n "_source": "RAIVNLab/VFig@4874af7 rule-based-eval/main.py evaluate_standalone'
-            '(gen, gt) run as a black box on the outputs of make_rewrites.py (the code itself '
-            'is not in this repository); overall = 0.5 shapes.composite + 0.5 '
+            '(gen, gt) run as a black box on the outputs of make_rewrites.py, both ways '
+            'round (the code itself is not in this repository); overall = 0.5 shapes.composite + 0.5 '
             'arrows.composite",\n "pairs": {\n')
     GOLDEN.write_text(head + ",\n".join(lines) + "\n }\n}\n", encoding="utf-8")
     print(f"{len(lines)} pairs -> {GOLDEN}")
