@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 from svgloo.evals.diagram.colors import color_score
-from svgloo.evals.diagram.geometry import border_style
+from svgloo.evals.diagram.styles import dash_kind as border_style
 from svgloo.evals.diagram.metrics import (aspect_ratio_score, evaluate_pair, font_score,
                                           head_size_score, label_match, label_score,
                                           overlap_score, relative_position_score, type_score)
@@ -124,6 +124,8 @@ def test_type_aspect_position_head_size_overlap():
     assert type_score("polygon", "rect") == 0.3
     assert type_score("rectangle", "path") == 0.3
     assert type_score("circle", "ellipse") == 0.0
+    assert type_score("ellipse", "circle") == 1.0                  # eval_shapes.py:440
+    assert type_score("square", "rect") == 1.0 and type_score("square", "polygon") == 0.3
     assert type_score("3d-cylinder", "g", ("rect",)) == 0.4
     assert type_score("3d-cylinder", "g", ("ellipse", "rect")) == 1.0
     assert type_score("3d-cube", "circle") == 0.4

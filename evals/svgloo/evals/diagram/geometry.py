@@ -1,330 +1,305 @@
-"""Reading a diagram SVG the way the rule-based evaluation does: presentation attributes
-(an inline ``style`` wins), axis-aligned boxes from the geometry attributes, path points,
-``translate()`` only (every other transform is ignored, as in the original), and the
-paint servers and markers in ``<defs>``."""
+"""Reading a diagram SVG the way the rule-based evaluation does: numbers, ``translate()``
+(the only transform it follows, and only where it follows it), path points and boxes.
+
+References ``eval_shapes.py:N`` / ``eval_arrows.py:N`` / ``utils.py:N`` / ``main.py:N`` are to
+RAIVNLab/VFig@4874af7 ``rule-based-eval/`` (``lib/`` for the first three): the behaviour
+each function reproduces. Nothing of that code is copied here (it has no licence).
+
+The original parses with ``xml.etree``, which drops comments and processing instructions;
+svgloo parses with lxml, which keeps them, so every walk here goes through ``kids`` and
+``walk``, which leave them out.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
-from lxml import etree
+SHAPE_TAGS = frozenset({"rect", "circle", "ellipse", "polygon", "polyline", "path"})
+# subtrees a text or shape walk does not enter (main.py:410, eval_shapes.py:476)
+NOT_DRAWN = frozenset({"defs", "style", "title", "desc", "marker", "filter",
+                       "linearGradient", "radialGradient", "pattern", "symbol"})
+NUMBER = re.compile(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?")                 # utils.py:25
+PATH_TOKEN = re.compile(r"[MmLlHhVvQqCcSsTtAaZz]|[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?")
+TRANSLATE = re.compile(r"translate\(\s*([-\d.]+)[,\s]+([-\d.]+)")       # utils.py:28
 
-Box = tuple[float, float, float, float]   # x0, y0, x1, y1
 
-SHAPE_TAGS = ("rect", "circle", "ellipse", "polygon", "polyline", "path")
-CONTAINERS_NOT_DRAWN = ("defs", "marker", "pattern", "clipPath", "mask", "symbol",
-                        "linearGradient", "radialGradient")
-_NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_PATH_TOKEN = re.compile(r"[MmLlHhVvCcSsQqTtAaZz]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_ARGS = {"m": 2, "l": 2, "h": 1, "v": 1, "c": 6, "s": 4, "q": 4, "t": 2, "a": 7, "z": 0}
+class OriginalFails(ValueError):
+    """An input on which the original raises (so a run records the sample as errored)."""
+
+
+def strict_float(text: str, what: str) -> float:
+    """``float()`` where the original calls it unguarded: a malformed number is an error."""
+    try:
+        return float(text)
+    except ValueError:
+        raise OriginalFails(f"{what}: {text!r} is not a number") from None
 
 
 def local(el) -> str:
-    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+    if not isinstance(el.tag, str):
+        return ""
+    return el.tag.rsplit("}", 1)[-1]
 
 
-def elements(root):
-    """Drawn elements in document order (comments and processing instructions left out)."""
-    return [el for el in root.iter() if isinstance(el.tag, str)]
+def kids(el) -> list:
+    """Element children (comments and processing instructions left out)."""
+    return [k for k in el if isinstance(k.tag, str)]
 
 
-def style_value(el, name: str) -> str | None:
-    """``name`` from the inline style (which wins) or the attribute; None if unset."""
-    style = el.get("style") or ""
-    for decl in style.split(";"):
-        key, sep, value = decl.partition(":")
-        if sep and key.strip() == name:
-            return value.strip()
-    value = el.get(name)
-    return value.strip() if value is not None else None
+def walk(el) -> list:
+    """``el`` and its element descendants in document order."""
+    return [k for k in el.iter() if isinstance(k.tag, str)]
 
 
-def inherited(el, name: str) -> str | None:
-    while el is not None and isinstance(el.tag, str):
-        value = style_value(el, name)
-        if value is not None:
-            return value
-        el = el.getparent()
+def ancestors(el):
+    p = el.getparent()
+    while p is not None:
+        yield p
+        p = p.getparent()
+
+
+def number(text, default: float = 0.0) -> float:
+    """A lenient number (utils.py:19): missing, empty, a percentage or unparsable → default."""
+    if not text or "%" in text:
+        return default
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return default
+
+
+def numbers(text) -> list[float]:
+    return [float(n) for n in NUMBER.findall(text or "")]
+
+
+def translate_of(transform) -> tuple[float, float]:
+    """The first ``translate(x y)`` with both numbers, else (0, 0) (utils.py:27)."""
+    m = TRANSLATE.search(transform or "")
+    if not m:
+        return 0.0, 0.0
+    return strict_float(m.group(1), "translate"), strict_float(m.group(2), "translate")
+
+
+def centre(b) -> tuple[float, float]:
+    return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+
+def union(a, b):
+    if not a:
+        return b
+    if not b:
+        return a
+    return [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+
+
+def area(b) -> float:
+    return (b[2] - b[0]) * (b[3] - b[1])
+
+
+def distance_to_box(x: float, y: float, b, margin: float) -> float:
+    """0 inside the box grown by ``margin``, else the distance to it (main.py:491,
+    eval_arrows.py:421)."""
+    x0, y0, x1, y1 = b[0] - margin, b[1] - margin, b[2] + margin, b[3] + margin
+    if x0 <= x <= x1 and y0 <= y <= y1:
+        return 0.0
+    return math.sqrt(max(x0 - x, 0, x - x1) ** 2 + max(y0 - y, 0, y - y1) ** 2)
+
+
+# ---------------------------------------------------------------- paths
+
+def _walk_path(d: str, z_returns: bool):
+    """Yield (command, x, y) after each segment, the way both of the original's path walkers
+    step (eval_shapes.py:210, eval_arrows.py:61): a letter sets the command (a lone Z
+    moves nothing); each command takes its argument count and reads only its end point,
+    so a letter in a control point's place is swallowed, and one in the end point's place,
+    or too few tokens left, skips one token."""
+    tokens = PATH_TOKEN.findall(d or "")
+    x = y = sx = sy = 0.0
+    cmd, i = "M", 0
+    takes = {"M": 2, "L": 2, "T": 2, "H": 1, "V": 1, "Q": 4, "S": 4, "C": 6, "A": 7}
+    while i < len(tokens):
+        if tokens[i].isalpha():
+            cmd, i = tokens[i], i + 1
+            continue
+        uc, rel = cmd.upper(), cmd.islower()
+        if uc == "Z" and z_returns:     # a number after Z: back to the subpath start
+            x, y, i = sx, sy, i + 1
+            yield uc, x, y
+            continue
+        n = takes.get(uc)
+        if n is None or i + n > len(tokens):
+            i += 1
+            continue
+        try:
+            if uc in "HV":
+                v = float(tokens[i])
+            else:
+                nx, ny = float(tokens[i + n - 2]), float(tokens[i + n - 1])
+        except ValueError:       # a letter where the end point belongs
+            i += 1
+            continue
+        if uc == "H":
+            x = x + v if rel else v
+        elif uc == "V":
+            y = y + v if rel else v
+        else:
+            x, y = (x + nx, y + ny) if rel else (nx, ny)
+        if uc == "M":
+            sx, sy = x, y
+        i += n
+        yield uc, x, y
+
+
+def path_points(d: str) -> list[tuple[float, float]]:
+    """Segment end points only (eval_shapes.py:210): a curve's box is its end points'."""
+    return [(x, y) for cmd, x, y in _walk_path(d, z_returns=False) if cmd != "Z"]
+
+
+def path_end(d: str) -> tuple[float, float]:
+    """Where the pen stops (eval_arrows.py:61); Z returns to the subpath start."""
+    end = (0.0, 0.0)
+    for _, x, y in _walk_path(d, z_returns=True):
+        end = (x, y)
+    return end
+
+
+def path_length(d: str) -> float:
+    """Sum of straight segment lengths, movetos left out (eval_arrows.py:98)."""
+    total, px, py = 0.0, 0.0, 0.0
+    for cmd, x, y in _walk_path(d, z_returns=True):
+        if cmd != "M":
+            total += math.sqrt((x - px) ** 2 + (y - py) ** 2)
+        px, py = x, y
+    return total
+
+
+def path_start(d: str) -> tuple[float, float] | None:
+    """The leading moveto's point, or None when ``d`` does not open with one
+    (eval_arrows.py:57)."""
+    m = re.match(r"[Mm]\s*([-\d.]+)[,\s]+([-\d.]+)", (d or "").strip())
+    if not m:
+        return None
+    return strict_float(m.group(1), "path start"), strict_float(m.group(2), "path start")
+
+
+def is_curved(d: str) -> bool:
+    """Any Q/T/S/C/A command (eval_arrows.py:139)."""
+    return any(t in "QqTtSsCcAa" for t in PATH_TOKEN.findall(d or "") if t.isalpha())
+
+
+# ---------------------------------------------------------------- boxes
+
+def box(el, tag: str | None = None, ox: float = 0.0, oy: float = 0.0):
+    """[x0, y0, x1, y1] from the geometry attributes, shifted by (ox, oy); the element's own
+    transform is never applied (eval_shapes.py:186). None for other tags and for polygons
+    with fewer than two points."""
+    tag = tag or local(el)
+    n = lambda a: number(el.get(a))  # noqa: E731
+    if tag == "rect":
+        x, y = n("x"), n("y")
+        return [x + ox, y + oy, x + n("width") + ox, y + n("height") + oy]
+    if tag == "circle":
+        cx, cy, r = n("cx"), n("cy"), n("r")
+        return [cx - r + ox, cy - r + oy, cx + r + ox, cy + r + oy]
+    if tag == "ellipse":
+        cx, cy, rx, ry = n("cx"), n("cy"), n("rx"), n("ry")
+        return [cx - rx + ox, cy - ry + oy, cx + rx + ox, cy + ry + oy]
+    if tag in ("polygon", "polyline"):
+        v = numbers(el.get("points", ""))
+        if len(v) < 4:
+            return None
+        xs, ys = [p + ox for p in v[0::2]], [p + oy for p in v[1::2]]
+        return [min(xs), min(ys), max(xs), max(ys)]
+    if tag == "path":
+        pts = path_points(el.get("d", ""))
+        if len(pts) < 2:
+            return None
+        xs, ys = [p[0] + ox for p in pts], [p[1] + oy for p in pts]
+        return [min(xs), min(ys), max(xs), max(ys)]
     return None
 
 
-def number(value, default: float = 0.0) -> float:
-    m = _NUM.match((value or "").strip())
-    return float(m.group()) if m else default
-
-
-def translate_of(el) -> tuple[float, float]:
-    """The element's own ``translate()``; rotate/scale/matrix are not followed."""
-    tx = ty = 0.0
-    for m in re.finditer(r"translate\(([^)]*)\)", el.get("transform") or ""):
-        nums = [float(n) for n in _NUM.findall(m.group(1))]
-        if nums:
-            tx += nums[0]
-            ty += nums[1] if len(nums) > 1 else 0.0
-    return tx, ty
-
-
-def accumulated_translate(el) -> tuple[float, float]:
-    tx = ty = 0.0
-    while el is not None and isinstance(el.tag, str):
-        dx, dy = translate_of(el)
-        tx, ty = tx + dx, ty + dy
-        el = el.getparent()
-    return tx, ty
-
-
-def shift(box: Box | None, dx: float, dy: float) -> Box | None:
-    if box is None:
-        return None
-    return box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy
-
-
-def union(boxes) -> Box | None:
-    boxes = [b for b in boxes if b is not None]
-    if not boxes:
-        return None
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
-            max(b[2] for b in boxes), max(b[3] for b in boxes))
-
-
-def width(b: Box) -> float:
-    return b[2] - b[0]
-
-
-def height(b: Box) -> float:
-    return b[3] - b[1]
-
-
-def centre(b: Box) -> tuple[float, float]:
-    return (b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0
-
-
-def inside(p, b: Box, inset: float = 0.0, strict: bool = False) -> bool:
-    x0, y0, x1, y1 = b[0] + inset, b[1] + inset, b[2] - inset, b[3] - inset
-    if strict:
-        return x0 < p[0] < x1 and y0 < p[1] < y1
-    return x0 <= p[0] <= x1 and y0 <= p[1] <= y1
-
-
-def distance_to_box(p, b: Box) -> float:
-    dx = max(b[0] - p[0], 0.0, p[0] - b[2])
-    dy = max(b[1] - p[1], 0.0, p[1] - b[3])
-    return math.hypot(dx, dy)
-
-
-def points_attr(el) -> list[tuple[float, float]]:
-    nums = [float(n) for n in _NUM.findall(el.get("points") or "")]
-    return list(zip(nums[0::2], nums[1::2]))
-
-
-@dataclass
-class PathInfo:
-    points: list            # end and control points, absolute
-    start: tuple | None
-    end: tuple | None
-    closed: bool
-    curved: bool            # any Q/T/S/C/A command
-
-
-def parse_path(d: str) -> PathInfo:
-    tokens = _PATH_TOKEN.findall(d or "")
-    pts: list = []
-    x = y = sx = sy = 0.0
-    start = end = None
-    closed = curved = False
-    cmd = None
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.isalpha():
-            cmd = tok
-            i += 1
-            if cmd in "Zz":
-                x, y = sx, sy
-                closed = True
-                end = (x, y)
-                continue
-        elif cmd is None:
-            break
-        n = _ARGS[cmd.lower()]
-        args = tokens[i:i + n]
-        if len(args) < n or any(a.isalpha() for a in args):
-            break
-        i += n
-        v = [float(a) for a in args]
-        rel = cmd.islower()
-        c = cmd.lower()
-        if c in "qtsca":
-            curved = True
-        if c == "h":
-            x = x + v[0] if rel else v[0]
-        elif c == "v":
-            y = y + v[0] if rel else v[0]
-        elif c == "a":
-            x, y = (x + v[5], y + v[6]) if rel else (v[5], v[6])
-        else:
-            for k in range(0, n - 2, 2):   # control points
-                pts.append((x + v[k], y + v[k + 1]) if rel else (v[k], v[k + 1]))
-            x, y = (x + v[-2], y + v[-1]) if rel else (v[-2], v[-1])
-        pts.append((x, y))
-        if c == "m":
-            sx, sy = x, y
-            if start is None:
-                start = (x, y)
-            cmd = "l" if rel else "L"   # implicit lineto after a moveto
-        closed = False
-        end = (x, y)
-    return PathInfo(pts, start, end, closed, curved)
-
-
-def own_box(el) -> Box | None:
-    """The element's box in its own coordinates (its transform not applied)."""
-    tag = local(el)
-    g = lambda name: number(el.get(name))  # noqa: E731
-    if tag == "rect":
-        return g("x"), g("y"), g("x") + g("width"), g("y") + g("height")
-    if tag == "circle":
-        r = g("r")
-        return g("cx") - r, g("cy") - r, g("cx") + r, g("cy") + r
-    if tag == "ellipse":
-        return g("cx") - g("rx"), g("cy") - g("ry"), g("cx") + g("rx"), g("cy") + g("ry")
-    if tag == "line":
-        return (min(g("x1"), g("x2")), min(g("y1"), g("y2")),
-                max(g("x1"), g("x2")), max(g("y1"), g("y2")))
-    if tag in ("polygon", "polyline"):
-        pts = points_attr(el)
-    elif tag == "path":
-        pts = parse_path(el.get("d") or "").points
-    else:
-        return None
-    if not pts:
-        return None
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def text_of(el) -> str:
-    return " ".join("".join(el.itertext()).split())
-
-
-def text_anchor_point(el) -> tuple[float, float]:
-    """Where a ``<text>`` sits: its x/y (the first tspan's when it has none), translated."""
-    x, y = el.get("x"), el.get("y")
-    if x is None or y is None:
-        for t in el.iter():
-            if local(t) == "tspan" and t.get("x") is not None:
-                x, y = x or t.get("x"), y or t.get("y")
-                break
-    dx, dy = accumulated_translate(el)
-    return number(x) + dx, number(y) + dy
-
-
-def font_family(el) -> str | None:
-    value = inherited(el, "font-family")
-    if value is None:
-        for t in el.iter():
-            if isinstance(t.tag, str) and style_value(t, "font-family"):
-                return style_value(t, "font-family")
-    return value
-
-
-def in_defs(el) -> bool:
-    p = el.getparent()
-    while p is not None:
-        if local(p) in CONTAINERS_NOT_DRAWN:
-            return True
-        p = p.getparent()
-    return False
-
-
-def url_id(value: str | None) -> str | None:
-    m = re.search(r"url\(\s*['\"]?#([^)'\"]+)['\"]?\s*\)", value or "")
-    return m.group(1) if m else None
-
-
-def paint_servers(root) -> dict:
-    """id -> {"style": fill style name, "color": first stop colour or None}.
-
-    Fill style names (the original's): ``gradient-linear``, ``gradient-radial``; patterns by their content:
-    circles → ``dots``, lines in two or more directions → ``crosshatch``, in one →
-    ``hatching``, anything else → ``pattern``."""
+def defs_by_id(root) -> dict:
+    """id → element for everything inside the root's own <defs> children
+    (eval_shapes.py:106)."""
     out = {}
-    for el in elements(root):
-        tag, key = local(el), el.get("id")
-        if not key:
-            continue
-        if tag in ("linearGradient", "radialGradient"):
-            stop = next((s for s in el.iter() if local(s) == "stop"), None)
-            color = style_value(stop, "stop-color") if stop is not None else None
-            out[key] = {"style": "gradient-linear" if tag == "linearGradient"
-                        else "gradient-radial", "color": color}
-        elif tag == "pattern":
-            kids = [k for k in el.iter() if k is not el and isinstance(k.tag, str)]
-            if any(local(k) == "circle" for k in kids):
-                style = "dots"
-            else:
-                directions = set()
-                for k in kids:
-                    if local(k) == "line":
-                        dx = number(k.get("x2")) - number(k.get("x1"))
-                        dy = number(k.get("y2")) - number(k.get("y1"))
-                        if dx or dy:
-                            directions.add(round(math.degrees(math.atan2(dy, dx))) % 180)
-                    elif local(k) == "path":
-                        info = parse_path(k.get("d") or "")
-                        if info.start and info.end and info.start != info.end:
-                            dx, dy = info.end[0] - info.start[0], info.end[1] - info.start[1]
-                            directions.add(round(math.degrees(math.atan2(dy, dx))) % 180)
-                style = ("crosshatch" if len(directions) >= 2 else
-                         "hatching" if directions else "pattern")
-            out[key] = {"style": style, "color": None}
+    for d in kids(root):
+        if local(d) == "defs":
+            for el in walk(d):
+                if el.get("id"):
+                    out[el.get("id")] = el
     return out
 
 
-def border_style(dasharray: str | None) -> str:
-    """solid without a dash array; ≥ 4 numbers → dash-dot; first number ≤ 3 → dotted;
-    else dashed."""
-    if not dasharray or dasharray.strip().lower() == "none":
-        return "solid"
-    nums = [float(n) for n in _NUM.findall(dasharray)]
-    if not nums:
-        return "solid"
-    if len(nums) >= 4:
-        return "dash-dot"
-    return "dotted" if nums[0] <= 3 else "dashed"
+def href(el) -> str:
+    return el.get("href") or el.get("{http://www.w3.org/1999/xlink}href", "")
 
 
-def fill_of(el, servers: dict) -> tuple[str | None, str]:
-    """(fill colour, fill style) of a shape: the element's own fill, else the first
-    descendant's. A gradient resolves to its first stop's colour; a pattern stays
-    ``url(#id)`` (so it compares at 0.5)."""
-    candidates = [el] + [k for k in el.iter() if k is not el and isinstance(k.tag, str)
-                         and local(k) in SHAPE_TAGS]
-    for c in candidates:
-        fill = style_value(c, "fill")
-        if fill is None:
+def _def_box(ref, defs: dict, ox: float, oy: float, depth: int = 0):
+    if depth > 50:       # a <use> cycle: the original recurses until Python stops it
+        raise OriginalFails("<use> references form a cycle")
+    tag = local(ref)
+    if tag in SHAPE_TAGS:
+        return box(ref, tag, ox, oy)
+    if tag == "use":
+        nested = defs.get(href(ref).lstrip("#"))
+        if nested is None:
+            return None
+        return _def_box(nested, defs, ox + number(ref.get("x", 0)),
+                        oy + number(ref.get("y", 0)), depth + 1)
+    if tag == "g":
+        tx, ty = translate_of(ref.get("transform", ""))
+        merged = None
+        for k in kids(ref):
+            merged = union(merged, _def_box(k, defs, ox + tx, oy + ty, depth + 1))
+        return merged
+    return None
+
+
+def use_box(use, defs: dict, ox: float = 0.0, oy: float = 0.0):
+    """The box of what a <use> points at, moved by its x/y (eval_shapes.py:143)."""
+    ref = defs.get(href(use).lstrip("#"))
+    if ref is None:
+        return None
+    return _def_box(ref, defs, ox + number(use.get("x", 0)), oy + number(use.get("y", 0)))
+
+
+def group_box_with_uses(g, defs: dict, ox: float = 0.0, oy: float = 0.0):
+    """Union of a group's shapes, <use>s and subgroups, each group's own translate()
+    followed (eval_shapes.py:164)."""
+    tx, ty = translate_of(g.get("transform", ""))
+    gx, gy = ox + tx, oy + ty
+    merged = None
+    for k in kids(g):
+        tag = local(k)
+        if tag in SHAPE_TAGS:
+            b = box(k, tag, gx, gy)
+        elif tag == "use":
+            b = use_box(k, defs, gx, gy)
+        elif tag == "g":
+            b = group_box_with_uses(k, defs, gx, gy)
+        else:
             continue
-        ref = url_id(fill)
-        if ref is not None:
-            server = servers.get(ref, {"style": "pattern", "color": None})
-            if server["style"].startswith("gradient") and server["color"]:
-                return server["color"], server["style"]
-            return fill, server["style"]
-        return fill, "solid"
-    return None, "solid"
+        merged = union(merged, b) if b else merged
+    return merged
 
 
-def stroke_of(el) -> tuple[str | None, str | None, float | None]:
-    """(stroke colour, dash array, stroke width): the element's, else the first
-    descendant shape's."""
-    candidates = [el] + [k for k in el.iter() if k is not el and isinstance(k.tag, str)
-                         and local(k) in SHAPE_TAGS]
-    for c in candidates:
-        stroke = style_value(c, "stroke")
-        if stroke is not None:
-            sw = style_value(c, "stroke-width")
-            return stroke, style_value(c, "stroke-dasharray"), \
-                (number(sw) if sw is not None else None)
-    return None, None, None
+def has_shape_or_use_below(g) -> bool:
+    for k in kids(g):
+        tag = local(k)
+        if tag in SHAPE_TAGS or tag == "use" or (tag == "g" and has_shape_or_use_below(k)):
+            return True
+    return False
+
+
+def canvas_size(root) -> tuple[float, float]:
+    """viewBox's width and height (split on whitespace only), else width/height, else
+    800×600 (utils.py:131)."""
+    vb = root.get("viewBox")
+    if vb:
+        parts = vb.split()
+        if len(parts) < 4:
+            raise OriginalFails(f"viewBox {vb!r} does not split into four numbers on spaces")
+        return strict_float(parts[2], "viewBox"), strict_float(parts[3], "viewBox")
+    return number(root.get("width"), 800), number(root.get("height"), 600)
