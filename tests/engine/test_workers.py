@@ -363,3 +363,18 @@ def test_a_worker_stderr_file_stays_short(tmp_path):
     data = path.read_bytes()
     assert len(data) <= worker_start.STDERR_TAIL_BYTES + 100
     assert data.endswith(b"the last line\nafter trimming\n")
+
+
+def test_stderr_folders_of_owners_that_are_gone_are_removed(tmp_path):
+    from svgloo.engine import worker_start
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f"svgloo-worker-stderr-{gone}-abc"
+    live = tmp_path / f"svgloo-worker-stderr-{os.getpid()}-abc"
+    other = tmp_path / "svgloo-worker-stderr-notapid"
+    for folder in (stale, live, other):
+        folder.mkdir()
+        (folder / "worker-0.txt").write_text("x")
+    worker_start._remove_stale_stderr_folders(str(tmp_path))
+    assert not stale.exists() and live.exists() and other.exists()

@@ -86,15 +86,41 @@ _stderr_names = itertools.count()
 _stderr_lock = threading.Lock()
 
 
+_STDERR_PREFIX = "svgloo-worker-stderr-"
+
+
+def _remove_stale_stderr_folders(parent: str) -> None:
+    """Folders of owners that ended without their atexit (kill -9, ``os._exit``): their
+    names carry the owner's pid. Only this user's, only when that pid is gone."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_STDERR_PREFIX):].split("-", 1)[0]
+        if not (entry.name.startswith(_STDERR_PREFIX) and pid.isdigit()):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid() or \
+                    not entry.is_dir(follow_symlinks=False):
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
+
+
 def _new_stderr_path() -> str | None:
     global _stderr_folder
     if os.name != "posix":   # the spawn child of Windows gets its stderr another way
         return None
     with _stderr_lock:
         if _stderr_folder is None:
-            _stderr_folder = tempfile.mkdtemp(prefix="svgloo-worker-stderr-")
+            _remove_stale_stderr_folders(tempfile.gettempdir())
+            _stderr_folder = tempfile.mkdtemp(prefix=f"{_STDERR_PREFIX}{os.getpid()}-")
             atexit.register(shutil.rmtree, _stderr_folder, True)
-        return os.path.join(_stderr_folder, f"worker-{os.getpid()}-{next(_stderr_names)}.txt")
+        return os.path.join(_stderr_folder, f"worker-{next(_stderr_names)}.txt")
 
 
 STDERR_TAIL_BYTES = 4096
