@@ -5,6 +5,7 @@
                 [--workers N] [--no-edit] [--loo] [--weights NAME=PATH ...] [--plot PNG]
 
 Suites are plugins of the ``svgloo.evals`` entry-point group (see evals/svgloo/evals/base.py).
+Exit status: 0, or 1 when a sample could not be scored (status "error"), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -136,4 +137,16 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         print_table(result)
+    return _exit_code(result)
+
+
+def _exit_code(result: dict) -> int:
+    """1 when svgloo failed on a sample (status "error": not scored, so the summary is not
+    the benchmark's number for every sample); 0 otherwise."""
+    errors = result["summary"].get("status_counts", {}).get("error", 0)
+    if errors:
+        print(f"svgloo: error: {errors} of {len(result['samples'])} samples were not scored "
+              "(status 'error': a limit of svgloo's, a render worker that died or an "
+              "internal error; each row's reason says which)", file=sys.stderr)
+        return 1
     return 0

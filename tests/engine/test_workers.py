@@ -1,5 +1,7 @@
-"""Render workers: they never re-run the caller's ``__main__``, and a worker killed while
-sending its result neither hangs the process nor waits out the render timeout."""
+"""Render workers: they never re-run the caller's ``__main__``, a worker killed while
+sending its result neither hangs the process nor waits out the render timeout, and a
+worker that dies is reported as what happened to it (a limit of ours, or how it ended and
+its last line on stderr), never guessed."""
 
 from __future__ import annotations
 
@@ -126,12 +128,12 @@ def test_a_process_whose_worker_was_killed_mid_result_exits(tmp_path):
 def test_a_worker_killed_mid_result_is_an_error_at_once_not_after_the_timeout():
     """A worker killed from outside (the kernel's OOM killer, kill -9) while sending its
     result: the pool itself never notices (its reader waits for the rest of the message);
-    the waiting map does, and says the renderer was killed."""
+    the waiting map does, and says how the worker died."""
     import signal
     import threading
     import time
 
-    from svgloo.engine.errors import LimitError
+    from svgloo.engine.errors import WorkerError
     from svgloo.engine.workers import RenderPool
 
     pool = RenderPool(workers=1)
@@ -141,9 +143,238 @@ def test_a_worker_killed_mid_result_is_an_error_at_once_not_after_the_timeout():
         killer = threading.Timer(2.0, os.kill, (pid, signal.SIGKILL))
         killer.start()
         t = time.monotonic()
-        with pytest.raises(LimitError, match="renderer was killed"):
+        with pytest.raises(WorkerError, match="died \\(killed by SIGKILL"):
             pool.map(_half_sent_result, [(600.0,)], "half.svg", timeout_s=300)
         assert time.monotonic() - t < 60  # the render timeout (300 s) was not waited out
         assert pool.map(os.getpid, [()], "again", timeout_s=120)[0] != pid  # a fresh pool
     finally:
         pool.close()
+
+
+# -- a dead worker is named as what happened (issue 23, item 2) ---------------------------
+
+def _say_and_exit(line: str, code: int) -> None:
+    print("an earlier line", file=sys.stderr, flush=True)
+    print(line, file=sys.stderr, flush=True)
+    os._exit(code)
+
+
+def _spin(seconds: float) -> int:
+    import time
+
+    end, n = time.process_time() + seconds, 0
+    while time.process_time() < end:
+        n += 1
+    return n
+
+
+def _allocate_numpy(mb: int) -> int:
+    import numpy as np
+
+    return int(np.ones(mb * 1024 * 1024, dtype=np.uint8).sum())
+
+
+def _glib_allocate(mb: int) -> int:
+    """An allocation in C that aborts the process when refused (GLib's g_malloc does: it
+    prints "GLib-ERROR **: failed to allocate N bytes" and traps)."""
+    import ctypes
+
+    glib = ctypes.CDLL("libglib-2.0.so.0")
+    glib.g_malloc.restype = ctypes.c_void_p
+    glib.g_malloc.argtypes = [ctypes.c_size_t]
+    return int(bool(glib.g_malloc(mb * 1024 * 1024)))
+
+
+def _ghost_function():
+    """A function whose module exists in this process only: a worker cannot import it, as
+    a worker of a broken install cannot import svgloo."""
+    import types
+
+    ghost = types.ModuleType("svgloo_ghost_module")
+
+    def unimportable(*args):
+        return 0
+
+    unimportable.__module__ = ghost.__name__
+    unimportable.__qualname__ = "unimportable"
+    ghost.unimportable = unimportable
+    sys.modules[ghost.__name__] = ghost
+    return unimportable
+
+
+@pytest.fixture
+def one_worker_pool():
+    from svgloo.engine.workers import RenderPool
+
+    pools = []
+
+    def make(**limits):
+        from svgloo.engine.limits import Limits
+
+        pools.append(RenderPool(workers=1, limits=Limits(**limits)))
+        return pools[-1]
+
+    yield make
+    for pool in pools:
+        pool.close()
+
+
+def _assert_pool_recovers(pool) -> None:
+    assert pool.map(os.getpid, [()], "again.svg", timeout_s=120)[0] > 0
+
+
+def test_a_worker_killed_from_outside_with_sigterm_is_named(one_worker_pool):
+    import signal
+    import threading
+    import time
+
+    from svgloo.engine.errors import WorkerError
+
+    pool = one_worker_pool()
+    [pid] = pool.map(os.getpid, [()], "warm-up", timeout_s=120)
+    killer = threading.Timer(1.0, os.kill, (pid, signal.SIGTERM))
+    killer.start()
+    with pytest.raises(WorkerError) as caught:
+        pool.map(time.sleep, [(600,)], "term.svg", timeout_s=300)
+    killer.join()
+    assert str(caught.value) == "term.svg: the render worker died (killed by SIGTERM)"
+    _assert_pool_recovers(pool)
+
+
+def test_a_worker_that_exits_is_named_with_its_last_stderr_line(one_worker_pool):
+    from svgloo.engine.errors import WorkerError
+
+    pool = one_worker_pool()
+    with pytest.raises(WorkerError) as caught:
+        pool.map(_say_and_exit, [("libfoo: assertion 'x != NULL' failed", 3)], "exit.svg",
+                 timeout_s=300)
+    assert str(caught.value) == ("exit.svg: the render worker died (exit code 3): "
+                                 "libfoo: assertion 'x != NULL' failed")
+    _assert_pool_recovers(pool)
+
+
+def test_a_worker_that_cannot_import_a_job_is_named_with_the_import_error(one_worker_pool):
+    from svgloo.engine.errors import WorkerError
+
+    pool = one_worker_pool()
+    with pytest.raises(WorkerError) as caught:
+        pool.map(_ghost_function(), [()], "ghost.svg", timeout_s=300)
+    assert str(caught.value) == ("ghost.svg: the render worker died (exit code 1): "
+                                 "ModuleNotFoundError: No module named 'svgloo_ghost_module'")
+    assert "memory" not in str(caught.value)
+    _assert_pool_recovers(pool)
+
+
+def test_a_worker_that_cannot_start_is_named_with_the_import_error(one_worker_pool,
+                                                                  monkeypatch):
+    """The issue's case: the worker fails before any svgloo code runs in it (the process
+    itself cannot be unpickled, as when the installed svgloo cannot be imported); its
+    traceback goes to its own stderr file all the same."""
+    import svgloo.engine.workers as workers
+    from svgloo.engine.errors import WorkerError
+
+    monkeypatch.setattr(workers, "_limit_worker", _ghost_function())
+    pool = one_worker_pool()
+    with pytest.raises(WorkerError) as caught:
+        pool.map(os.getpid, [()], "start.svg", timeout_s=300)
+    assert "the render worker died (exit code 1): ModuleNotFoundError: No module named " \
+           "'svgloo_ghost_module'" in str(caught.value)
+
+
+def test_the_cpu_limit_is_a_limit_error(one_worker_pool):
+    from svgloo.engine.errors import LimitError
+
+    pool = one_worker_pool(render_cpu_s=1)
+    with pytest.raises(LimitError) as caught:
+        pool.map(_spin, [(120.0,)], "spin.svg", timeout_s=600)
+    assert str(caught.value) == ("spin.svg: rendering used more than 1 s of CPU time (render "
+                                 "CPU limit); the document is too expensive")
+    _assert_pool_recovers(pool)
+
+
+def test_the_memory_limit_is_a_limit_error(one_worker_pool):
+    from svgloo.engine.errors import LimitError
+
+    pool = one_worker_pool(render_memory_mb=600)
+    with pytest.raises(LimitError) as caught:
+        pool.map(_allocate_numpy, [(2000,)], "huge.svg", timeout_s=300)
+    assert str(caught.value) == "huge.svg: rendering needed more than 600 MB"
+    assert pool.map(_allocate_numpy, [(1,)], "small.svg", timeout_s=120) == [1024 * 1024]
+
+
+def test_the_memory_limit_in_a_c_library_that_aborts_is_a_limit_error(one_worker_pool):
+    import ctypes.util
+
+    from svgloo.engine.errors import LimitError
+
+    if not ctypes.util.find_library("glib-2.0"):
+        pytest.skip("no GLib on this machine")
+    pool = one_worker_pool(render_memory_mb=600)
+    with pytest.raises(LimitError) as caught:
+        pool.map(_glib_allocate, [(2000,)], "glib.svg", timeout_s=300)
+    message = str(caught.value)
+    assert message.startswith("glib.svg: the renderer ran out of memory (600 MB render "
+                              "memory limit; the worker died: killed by SIG"), message
+    assert "failed to allocate" in message
+    _assert_pool_recovers(pool)
+
+
+@pytest.mark.parametrize("exitcode, last_line, kind, message", [
+    (-24, "", "limit", "rendering used more than 120 s of CPU time"),
+    (-9, "MemoryError", "limit", "ran out of memory (1536 MB render memory limit; the worker "
+                                 "died: killed by SIGKILL"),
+    (-6, "GLib-ERROR **: failed to allocate 2097152000 bytes", "limit", "ran out of memory"),
+    (-9, "", "worker", "the render worker died (killed by SIGKILL, from another process or "
+                       "the system's out-of-memory killer)"),
+    (-11, "", "worker", "the render worker died (killed by SIGSEGV)"),
+    (1, "ImportError: cannot import name 'x'", "worker",
+     "the render worker died (exit code 1): ImportError: cannot import name 'x'"),
+    (None, "", "worker", "the render worker died (no exit status)"),
+])
+def test_worker_death_error_names_limits_only_when_a_limit_was_hit(exitcode, last_line, kind,
+                                                                  message):
+    from svgloo.engine.errors import LimitError, WorkerError
+    from svgloo.engine.limits import Limits
+    from svgloo.engine.workers import worker_death_error
+
+    err = worker_death_error("a.svg", exitcode, last_line, Limits())
+    assert type(err) is {"limit": LimitError, "worker": WorkerError}[kind]
+    assert message in err.message
+    if kind == "worker":
+        assert "memory" not in err.message.replace("out-of-memory killer", "")
+
+
+def test_a_worker_stderr_file_stays_short(tmp_path):
+    """The worker trims its stderr file (checked every half second); the tail survives."""
+    from svgloo.engine import worker_start
+
+    path = tmp_path / "stderr.txt"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    saved = os.dup(2)
+    try:
+        os.dup2(fd, 2)
+        os.write(2, b"x" * 200_000 + b"\nthe last line\n")
+        worker_start.trim_stderr_file(max_bytes=64 * 1024)
+        os.write(2, b"after trimming\n")
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+    data = path.read_bytes()
+    assert len(data) <= worker_start.STDERR_TAIL_BYTES + 100
+    assert data.endswith(b"the last line\nafter trimming\n")
+
+
+def test_stderr_folders_of_owners_that_are_gone_are_removed(tmp_path):
+    from svgloo.engine import worker_start
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f"svgloo-worker-stderr-{gone}-abc"
+    live = tmp_path / f"svgloo-worker-stderr-{os.getpid()}-abc"
+    other = tmp_path / "svgloo-worker-stderr-notapid"
+    for folder in (stale, live, other):
+        folder.mkdir()
+        (folder / "worker-0.txt").write_text("x")
+    worker_start._remove_stale_stderr_folders(str(tmp_path))
+    assert not stale.exists() and live.exists() and other.exists()

@@ -82,4 +82,6 @@ def test_oversized_predictions_are_refused_before_any_work(tmp_path):
                       FIXTURES / "svgenius" / "easy_bugfix.json", pred,
                       RunOptions(limit=1, progress=False))
     row = result["samples"][0]
-    assert row["status"] == "invalid" and "the limit is" in row["reason"]
+    # svgloo's limit, not the benchmark's: not scored, and counted apart
+    assert row["status"] == "error" and "svgloo's file-size limit is" in row["reason"]
+    assert row["metrics"] == {} and result["summary"]["status_counts"]["error"] == 1

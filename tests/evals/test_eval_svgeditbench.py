@@ -9,7 +9,7 @@ import pytest
 from eval_testlib import FIXTURES, TWEMOJI, build_svgeditbench, cairosvg_rgb, write_jsonl
 
 from svgloo.cli import main
-from svgloo.evals.base import INVALID, MISSING, NO_SVG, OK
+from svgloo.evals.base import ERROR, INVALID, MISSING, NO_SVG, OK
 from svgloo.evals.runner import RunOptions, run_eval
 from svgloo.evals.svgeditbench import SvgEditBenchSuite, extract_answer
 
@@ -97,12 +97,14 @@ def test_bad_predictions_get_a_status_not_a_crash(bench, tmp_path):
     assert by_id[ids[1]]["status"] == NO_SVG
     assert by_id[ids[2]]["status"] == INVALID and "2 ```svg blocks" in by_id[ids[2]]["reason"]
     assert by_id[ids[3]]["status"] == INVALID and "malformed XML" in by_id[ids[3]]["reason"]
-    assert by_id[ids[4]]["status"] == INVALID and "<use>" in by_id[ids[4]]["reason"]
+    # a limit of svgloo's (the original has none): not scored, not the benchmark's verdict
+    assert by_id[ids[4]]["status"] == ERROR and "<use>" in by_id[ids[4]]["reason"]
     assert by_id[ids[5]]["status"] == INVALID and "not an SVG" in by_id[ids[5]]["reason"]
     assert by_id[ids[6]]["status"] == MISSING
     assert result["summary"]["n_scored"] == 1
-    assert result["summary"]["status_counts"] == {"ok": 1, "no_svg": 1, "invalid": 4,
-                                                  "render_error": 0, "missing": 1}
+    assert result["summary"]["n_excluded"] == 5  # the error row is not the suite's to count
+    assert result["summary"]["status_counts"] == {"ok": 1, "no_svg": 1, "invalid": 3,
+                                                  "render_error": 0, "missing": 1, "error": 1}
 
 
 def test_cli_json_table_and_out_file(bench, tmp_path, capsys):

@@ -14,7 +14,7 @@ import pytest
 from eval_testlib import FIXTURES, HERE, write_jsonl
 
 from svgloo.cli import main
-from svgloo.evals.base import INVALID, MISSING, NO_SVG, OK
+from svgloo.evals.base import ERROR, INVALID, MISSING, NO_SVG, OK
 from svgloo.evals.runner import RunOptions, run_eval
 from svgloo.evals.svgenius import SvgeniusSuite, extract_choice, extract_svg, pss_available
 
@@ -102,8 +102,9 @@ def test_hostile_and_missing_predictions(tmp_path):
     result = run_eval(SvgeniusSuite(), "codeopt", FIXTURES / "svgenius" / "easy_codeopt.json",
                       pred, RunOptions(progress=False))
     rows = {r["id"]: r for r in result["samples"]}
-    assert rows["sample_1"]["status"] == INVALID and "<use>" in rows["sample_1"]["reason"]
-    assert rows["sample_1"]["metrics"]["mse"] > 0  # scored as the blank image
+    # svgloo's <use> limit, not the original's blank image: not scored
+    assert rows["sample_1"]["status"] == ERROR and "<use>" in rows["sample_1"]["reason"]
+    assert rows["sample_1"]["metrics"] == {}
     assert rows["sample_2"]["status"] == NO_SVG
     assert rows["sample_3"]["status"] == OK  # the reference is refused, never fetched
     assert "external reference refused" in rows["sample_3"]["reason"]

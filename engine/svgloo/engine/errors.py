@@ -66,6 +66,12 @@ class RenderError(SvglooError):
     kind = "render"
 
 
+class WorkerError(RenderError):
+    """A render worker died of something other than a limit (killed from outside, a crash,
+    a broken installation): a fault of the machine or the install, not of the document.
+    Its ``kind`` stays "render" so that the daemon's clients read it as before."""
+
+
 class ConfigError(SvglooError):
     """Bad settings: unknown backbone, unusable reference, missing weights."""
 

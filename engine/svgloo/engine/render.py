@@ -19,7 +19,7 @@ from urllib.parse import unquote_to_bytes
 
 import numpy as np
 
-from svgloo.engine.errors import RenderError
+from svgloo.engine.errors import LimitError, RenderError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 
 _EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>'
@@ -104,8 +104,9 @@ def _draw(svg_text: str | bytes, limits: Limits, name: str, make_surface):
         surface.finish()
     except RecursionError:
         raise RenderError(name, "document nests too deeply to render") from None
-    except MemoryError:
-        raise RenderError(name, "renderer ran out of memory") from None
+    except MemoryError:  # in a worker: RLIMIT_AS, a limit of ours, not the document's fault
+        raise LimitError(name, f"the renderer ran out of memory ({limits.render_memory_mb} MB "
+                               "render memory limit)") from None
     except Exception as exc:  # CairoSVG raises many kinds; each is this file's problem
         raise RenderError(name, f"renderer failed: {type(exc).__name__}: {exc}") from None
     return surface

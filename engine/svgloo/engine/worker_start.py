@@ -1,5 +1,7 @@
 """How render workers start: forked from multiprocessing's fork server (spawned where there
-is none), which imports the renderer once, and without the caller's ``__main__``."""
+is none), which imports the renderer once, without the caller's ``__main__``, importing only
+from the installed environment, and with their stderr in a small file of their own (read
+when one dies: ``worker_stderr_tail``)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,12 @@ import multiprocessing
 import multiprocessing.process
 import multiprocessing.spawn
 import multiprocessing.util
+import atexit
+import itertools
 import os
+import shutil
 import sys
+import tempfile
 import threading
 
 # What the fork server imports once; every worker is forked from it ready to render.
@@ -51,6 +57,128 @@ _SAFE_PATH_PREFIX = ("import os, sys; cwd = os.getcwd(); "
                      "sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != cwd]; ")
 
 
+# A render worker's stderr goes to a small file of its own, so that when the worker dies
+# its owner can say what happened in the worker's words (the last line it wrote: an import
+# error, a C library's abort message) instead of guessing. The redirect must happen before
+# the child unpickles anything of svgloo's (a broken install fails right there), so it
+# travels in the preparation data, which the child loads first: unpickling the value below
+# calls ``os.dup2(os.open(path, ...), 2)``, stdlib functions only. ``prepare`` ignores the
+# unknown key. The worker keeps the file short (``trim_stderr_file``).
+class _OpenForAppend:
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        return os.open, (self.path, flags, 0o600)
+
+
+class _StderrToFile:
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return os.dup2, (_OpenForAppend(self.path), 2)
+
+
+_stderr_folder: str | None = None
+_stderr_names = itertools.count()
+_stderr_lock = threading.Lock()
+
+
+_STDERR_PREFIX = "svgloo-worker-stderr-"
+
+
+def _remove_stale_stderr_folders(parent: str) -> None:
+    """Folders of owners that ended without their atexit (kill -9, ``os._exit``): their
+    names carry the owner's pid. Only this user's, only when that pid is gone."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_STDERR_PREFIX):].split("-", 1)[0]
+        if not (entry.name.startswith(_STDERR_PREFIX) and pid.isdigit()):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid() or \
+                    not entry.is_dir(follow_symlinks=False):
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _new_stderr_path() -> str | None:
+    global _stderr_folder
+    if os.name != "posix":   # the spawn child of Windows gets its stderr another way
+        return None
+    with _stderr_lock:
+        if _stderr_folder is None:
+            _remove_stale_stderr_folders(tempfile.gettempdir())
+            _stderr_folder = tempfile.mkdtemp(prefix=f"{_STDERR_PREFIX}{os.getpid()}-")
+            atexit.register(shutil.rmtree, _stderr_folder, True)
+        return os.path.join(_stderr_folder, f"worker-{next(_stderr_names)}.txt")
+
+
+STDERR_TAIL_BYTES = 4096
+
+
+def worker_stderr_tail(process) -> str:
+    """The last line a render worker wrote to its stderr ('' when none, or not recorded)."""
+    path = getattr(process, "_stderr_path", None)
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - STDERR_TAIL_BYTES))
+            tail = f.read(STDERR_TAIL_BYTES)
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.decode("utf-8", "replace").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1][:300] if lines else ""
+
+
+def discard_worker_stderr(process) -> None:
+    path = getattr(process, "_stderr_path", None)
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def stderr_is_own_file() -> bool:
+    """In a render worker: whether fd 2 is the worker's own stderr file (not, say, the
+    user's log file that a worker started some other way inherited)."""
+    import multiprocessing as mp
+
+    path = getattr(mp.current_process(), "_stderr_path", None)
+    if not path:
+        return False
+    try:
+        return os.path.samestat(os.fstat(2), os.stat(path, follow_symlinks=False))
+    except OSError:
+        return False
+
+
+def trim_stderr_file(max_bytes: int = 64 * 1024) -> None:
+    """Keep the worker's stderr file under ``max_bytes``: its last ``STDERR_TAIL_BYTES``
+    stay (the file is open for reading and appending, so later writes follow them)."""
+    try:
+        size = os.fstat(2).st_size
+        if size <= max_bytes:
+            return
+        tail = os.pread(2, STDERR_TAIL_BYTES, size - STDERR_TAIL_BYTES)
+        os.ftruncate(2, 0)
+        os.write(2, tail)
+    except OSError:
+        pass
+
+
 def _preparation_data(name):
     data = _stdlib_preparation_data(name)
     if getattr(_launching, "render_worker", False):
@@ -58,6 +186,9 @@ def _preparation_data(name):
         data.pop("init_main_from_path", None)
         if "sys_path" in data:
             data["sys_path"] = installed_sys_path(data["sys_path"])
+        stderr_path = getattr(_launching, "stderr_path", None)
+        if stderr_path:
+            data["svgloo_worker_stderr"] = _StderrToFile(stderr_path)
     return data
 
 
@@ -92,7 +223,11 @@ class _render_worker_launch:
 def _without_main(popen):
     def launch(process_obj):
         with _render_worker_launch():
-            return popen(process_obj)
+            process_obj._stderr_path = _launching.stderr_path = _new_stderr_path()
+            try:
+                return popen(process_obj)
+            finally:
+                _launching.stderr_path = None
     return staticmethod(launch)
 
 

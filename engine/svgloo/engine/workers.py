@@ -3,7 +3,9 @@
 A hostile document can make CairoSVG run for a long time or allocate gigabytes; that must
 cost one error for that file, never the calling process (the daemon, the editor's language
 server). Workers are long-lived (imports are paid once); a worker that times out or dies
-is killed with its pool, and a fresh pool is started on the next call.
+is killed with its pool, and a fresh pool is started on the next call. A worker that dies
+is reported as what happened: a limit of ours (LimitError), or how it ended and the last
+line it wrote to stderr (WorkerError), never a guess.
 
 Workers die with the process that owns the pool, however it ends (exit, SIGTERM, kill -9):
 a worker's parent is multiprocessing's fork server, so on Linux each worker asks the kernel
@@ -24,9 +26,11 @@ from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeou
 from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
 
-from svgloo.engine.errors import LimitError, RenderError
+from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
-from svgloo.engine.worker_start import start_fork_server, worker_context
+from svgloo.engine.worker_start import (discard_worker_stderr, start_fork_server,
+                                        stderr_is_own_file, trim_stderr_file, worker_context,
+                                        worker_stderr_tail)
 
 
 def _die_with_parent() -> None:
@@ -63,12 +67,16 @@ def _owner_alive(pid: int) -> bool:
 
 
 def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> None:
-    """Exit this worker as soon as the pool's owner or this worker's parent is gone."""
+    """Exit this worker as soon as the pool's owner or this worker's parent is gone; keep
+    the worker's stderr file short meanwhile."""
+    own_stderr = stderr_is_own_file()
 
     def watch() -> None:
         while True:
             if os.getppid() != parent_pid or not _owner_alive(owner_pid):
                 os._exit(1)
+            if own_stderr:
+                trim_stderr_file()
             time.sleep(interval_s)
 
     threading.Thread(target=watch, name="svgloo-owner-watch", daemon=True).start()
@@ -118,6 +126,62 @@ def _run_job(cpu_seconds: int, fn: Callable, args: tuple):
     return fn(*args)
 
 
+# What a worker's last words look like when an allocation failed under RLIMIT_AS, in
+# Python (MemoryError) or in a C library that gives up instead (GLib, C++, plain perror).
+_OUT_OF_MEMORY_WORDS = ("memoryerror", "out of memory", "cannot allocate memory",
+                        "failed to allocate", "bad_alloc")
+
+
+def worker_death_error(name: str, exitcode: int | None, last_line: str,
+                       limits: Limits) -> SvglooError:
+    """What to tell the user about a render worker that ended while rendering ``name``.
+
+    A limit of ours is a LimitError naming the limit: SIGXCPU is RLIMIT_CPU's soft limit;
+    an allocation refused under RLIMIT_AS shows in the worker's last stderr line. Anything
+    else (killed from outside, a crash, an import error) is a WorkerError saying how it
+    ended and the worker's last line: it is not the document's fault, and guessing "out of
+    memory" would send the user after the wrong problem. SIGKILL is the out-of-memory
+    killer's signal as well as kill -9's: both are named, neither is claimed."""
+    signum = -exitcode if exitcode is not None and exitcode < 0 else None
+    if signum is not None:
+        try:
+            how = f"killed by {signal.Signals(signum).name}"
+        except ValueError:
+            how = f"killed by signal {signum}"
+        if signum == getattr(signal, "SIGKILL", None):
+            how += ", from another process or the system's out-of-memory killer"
+    elif exitcode is not None:
+        how = f"exit code {exitcode}"
+    else:
+        how = "no exit status"
+    if signum is not None and signum == getattr(signal, "SIGXCPU", None):
+        return LimitError(name, f"rendering used more than {limits.render_cpu_s} s of CPU "
+                                "time (render CPU limit); the document is too expensive")
+    if any(word in last_line.lower() for word in _OUT_OF_MEMORY_WORDS):
+        return LimitError(name, f"the renderer ran out of memory ({limits.render_memory_mb} "
+                                f"MB render memory limit; the worker died: {how}: "
+                                f"{last_line})")
+    said = f": {last_line}" if last_line else ""
+    return WorkerError(name, f"the render worker died ({how}){said}")
+
+
+def _ended_workers(ex) -> list[tuple[int | None, str]]:
+    """(exit code, last stderr line) of each worker of ``ex`` that has ended; the one that
+    ended first comes first. The pool terminates (SIGTERM) the others once it breaks, so a
+    worker that ended some other way is the one that broke it."""
+    ended = []
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        try:
+            code = proc.exitcode
+        except Exception:  # a handle already closed
+            continue
+        if code is not None:
+            ended.append((code, worker_stderr_tail(proc)))
+    sigterm = -getattr(signal, "SIGTERM", 15)
+    ended.sort(key=lambda e: e[0] == sigterm)
+    return ended
+
+
 def default_worker_count() -> int:
     """Render workers per pool: ``$SVGLOO_RENDER_WORKERS`` when set (e.g. 1 where several
     svgloo processes share a machine, like a parallel test run or batch workers), else the
@@ -136,6 +200,15 @@ _live_pools: weakref.WeakSet = weakref.WeakSet()
 INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt hook
 INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
 DEAD_WORKER_POLL_S = 0.5  # how often a waiting map checks that its workers are alive
+BROKEN_POOL_SETTLE_S = 10.0  # a broken pool's own thread reaps its workers within this
+
+
+class _WorkerDied(Exception):
+    """A worker of the pool died without the pool noticing; ``ended`` says how."""
+
+    def __init__(self, ended: list):
+        super().__init__("a render worker died unnoticed")
+        self.ended = ended
 
 
 def close_all_pools() -> None:
@@ -171,12 +244,14 @@ class RenderPool:
             ex, self._executor = self._executor, None
         if ex is None:
             return
+        ex._svgloo_stopped = True  # a map still waiting on it was not broken by its worker
         results = getattr(ex, "_result_queue", None)
         for proc in list((getattr(ex, "_processes", None) or {}).values()):
             try:
                 proc.kill()
             except Exception:  # already gone
                 pass
+            discard_worker_stderr(proc)
         ex.shutdown(wait=False, cancel_futures=True)
         # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
         # message in the result pipe; the executor's manager thread then waits for the rest
@@ -214,8 +289,8 @@ class RenderPool:
 
         A worker that died without the pool noticing (killed while sending its result:
         the pool's reader waits for the rest of the message) is found within two
-        ``DEAD_WORKER_POLL_S``: the pool is killed and BrokenProcessPool raised, as when
-        the pool notices, instead of waiting out the render timeout."""
+        ``DEAD_WORKER_POLL_S``: ``_WorkerDied`` is raised with how it ended, instead of
+        waiting out the render timeout."""
         deadline = time.monotonic() + timeout_s
         interrupt = getattr(budget, "interrupt", None)
         dead_seen = False
@@ -235,8 +310,13 @@ class RenderPool:
                     raise
                 if self._a_worker_died():
                     if dead_seen:  # and the pool has not noticed since the last look
+                        # How it ended, read before the kill: the pool's thread, stuck
+                        # reading the half-sent result, does not read exit statuses.
+                        with self._lock:
+                            ex = self._executor
+                        ended = _ended_workers(ex)
                         self._kill()
-                        raise BrokenProcessPool("a render worker died unnoticed") from None
+                        raise _WorkerDied(ended) from None
                     dead_seen = True
             if interrupt is not None:
                 try:
@@ -255,8 +335,9 @@ class RenderPool:
         """Run ``fn(*job)`` for each job in the workers; results in job order.
 
         ``timeout_s`` bounds each job's wall-clock time from when the pool reaches it.
-        A job over time, over memory or crashing raises LimitError/RenderError naming
-        ``name``; the pool is replaced and the caller carries on."""
+        A job over time, over memory or CPU time raises LimitError naming ``name``; a
+        worker that dies otherwise raises WorkerError saying how (``worker_death_error``).
+        The pool is replaced and the caller carries on."""
         timeout_s = timeout_s or self.limits.render_timeout_s
         budget = current_budget(name)  # the document's own budget, when one is set
         if budget is not None:
@@ -282,13 +363,31 @@ class RenderPool:
             self._kill()
             raise LimitError(name, f"rendering took longer than {timeout_s:g} s "
                                    f"(render timeout); the document is too expensive") from None
-        except BrokenProcessPool:
+        except (BrokenProcessPool, _WorkerDied) as exc:
+            # Killed by this pool itself (another thread's timeout or cancellation), unless
+            # ``_wait`` found the dead worker and killed the pool after reading how it ended.
+            stopped_by_us = (not isinstance(exc, _WorkerDied)
+                             and getattr(ex, "_svgloo_stopped", False))
+            if isinstance(exc, _WorkerDied):
+                ended = exc.ended
+            else:
+                # The pool's own thread reaps its workers, then ends: wait for it, so that
+                # the exit statuses are final and read by one thread only.
+                manager = getattr(ex, "_executor_manager_thread", None)
+                if manager is not None and not stopped_by_us:
+                    manager.join(BROKEN_POOL_SETTLE_S)
+                ended = [] if stopped_by_us else _ended_workers(ex)
             self._kill()
             if getattr(budget, "interrupt", None) is not None:
                 budget.interrupt()  # another thread's interrupt killed the pool: say that
-            raise LimitError(name, "the renderer was killed: it ran out of memory "
-                                   f"({self.limits.render_memory_mb} MB limit) or CPU time "
-                                   f"({self.limits.render_cpu_s} s limit)") from None
+            if stopped_by_us:
+                raise WorkerError(name, "the render workers were stopped while this document "
+                                        "rendered (another render in this process went over a "
+                                        "limit or was cancelled); try again") from None
+            if not ended:
+                raise WorkerError(name, "a render worker died (its exit status could not be "
+                                        "read)") from None
+            raise worker_death_error(name, *ended[0], self.limits) from None
         except MemoryError:
             self._kill()
             raise LimitError(name, f"rendering needed more than "
@@ -334,4 +433,4 @@ def chunked(items: Iterable, size: int) -> list[list]:
 
 
 __all__ = ["RenderPool", "shared_pool", "close_all_pools", "chunked", "RenderError",
-           "start_fork_server"]
+           "WorkerError", "worker_death_error", "start_fork_server"]

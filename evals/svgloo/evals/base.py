@@ -32,7 +32,24 @@ INVALID = "invalid"             # an answer was found but is unusable (several b
                                 # over a limit, not an answer for this task)
 RENDER_ERROR = "render_error"   # well-formed, but the renderer failed on it
 MISSING = "missing"             # no prediction for this sample id
-STATUSES = (OK, NO_SVG, INVALID, RENDER_ERROR, MISSING)
+ERROR = "error"                 # not scored: svgloo's own failure (a render worker died, a
+                                # limit of svgloo's, an internal error); never in a summary,
+                                # and the run exits non-zero
+STATUSES = (OK, NO_SVG, INVALID, RENDER_ERROR, MISSING, ERROR)
+
+
+def infrastructure_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is svgloo's own failure rather than the prediction's: a limit of
+    svgloo's (the original code has none, so nobody knows what it would have scored), a
+    render worker that died, or anything that is not one of the engine's document errors
+    (a bug). Such a sample is never scored: suites let these errors go up and the runner
+    gives the sample the ``error`` status. Only what the original itself rejects (bad XML,
+    a document CairoSVG cannot draw) keeps the original's treatment."""
+    from .engine import ConfigError, LimitError, SvglooError, WorkerError
+
+    if isinstance(exc, (LimitError, WorkerError, MemoryError)):
+        return True
+    return not isinstance(exc, SvglooError) or isinstance(exc, ConfigError)
 
 
 @dataclass(frozen=True)
@@ -83,7 +100,8 @@ class EvalContext:
         any extraction, diff or render, whose cost grows with the text), else None."""
         cap = self.limits.max_file_bytes if self.limits is not None else 8 * 1024 * 1024
         if len(text) > cap:
-            return f"prediction is {len(text)} characters; the limit is {cap}"
+            return (f"prediction is {len(text)} characters; svgloo's file-size limit is "
+                    f"{cap} (not scored)")
         return None
 
 
@@ -101,11 +119,12 @@ class EvalSuite(Protocol):
     def score(self, sample: EvalSample, prediction: Prediction | None,
               ctx: EvalContext) -> Scored:
         """Score one prediction (None: no prediction was given for the sample). Must not
-        raise for bad predictions: they get a status and a reason."""
+        raise for bad predictions: they get a status and a reason. Raises (or returns
+        ``ERROR`` for) svgloo's own failures: see ``infrastructure_failure``."""
 
     def aggregate(self, rows: list[dict], task: str) -> dict:
         """The summary the original reports, from the output rows (dicts with ``status``
-        and ``metrics``)."""
+        and ``metrics``); rows with the ``error`` status are never passed in."""
 
     def config(self, task: str) -> dict:
         """Render protocol, thresholds and other settings, for the output's ``config``."""
@@ -131,5 +150,5 @@ def load_suite(name: str):
 
 
 __all__ = ["GROUP", "SCHEMA", "STATUSES", "OK", "NO_SVG", "INVALID", "RENDER_ERROR",
-           "MISSING", "EvalSample", "Prediction", "Scored", "EvalContext", "EvalSuite",
+           "MISSING", "ERROR", "infrastructure_failure", "EvalSample", "Prediction", "Scored", "EvalContext", "EvalSuite",
            "RenderProtocol", "discover_suites", "load_suite"]

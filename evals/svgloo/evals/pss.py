@@ -36,6 +36,7 @@ import re
 
 import numpy as np
 
+from .base import infrastructure_failure
 from .engine import DEFAULT_LIMITS, InputError, Limits, SvglooError, parse_document
 from .render import RenderProtocol, render_with_warnings
 
@@ -83,6 +84,8 @@ def validity(svg: str, name: str, limits: Limits, pool) -> str | None:
         doc = parse_document(svg, name, limits)
         render_with_warnings(svg, RenderProtocol(size=64, background=None), name, limits, pool)
     except SvglooError as exc:
+        if infrastructure_failure(exc):  # svgloo's failure, not upstream's "invalid"
+            raise
         return f"SVG rendering validation failed: {exc.message}"
     for key in ("width", "height"):
         value = doc.root.get(key)
@@ -296,14 +299,17 @@ def normalize_pair(reference: str, generated: str) -> tuple[str, str]:
 # --- masks, paths, matching (com_iou.py, similarity.py) -------------------------------
 
 def job_alpha_masks(svgs: list[str], size: int, limits: Limits) -> list[np.ndarray | None]:
-    """Worker job: alpha > 0 masks of transparent renders (None where a render fails)."""
+    """Worker job: alpha > 0 masks of transparent renders (None where a render fails;
+    svgloo's own failures, such as a limit, go up)."""
     from .engine import render_rgba
 
     out = []
     for svg in svgs:
         try:
             out.append(render_rgba(svg, size, limits, "<pss>")[..., 3] > 0)
-        except SvglooError:
+        except SvglooError as exc:
+            if infrastructure_failure(exc):
+                raise
             out.append(None)
     return out
 

@@ -2,7 +2,9 @@
 
 Samples are scored on ``workers`` threads; every render goes through one render pool
 (worker processes with the engine's memory, CPU and time limits), so a hostile prediction
-costs its own row, never the run. ``loo`` attaches the engine's leave-one-out deltas for
+costs its own row, never the run. A sample svgloo itself failed on (a limit of svgloo's, a
+render worker that died, an internal error) gets the ``error`` status and is never scored:
+it is left out of the suite's summary and counted in ``summary.status_counts``. ``loo`` attaches the engine's leave-one-out deltas for
 each scored prediction against the sample's reference (``score_document``; nothing here
 re-implements LOO).
 """
@@ -15,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import INVALID, OK, SCHEMA, STATUSES, EvalContext, Prediction, Scored
+from .base import ERROR, INVALID, OK, SCHEMA, STATUSES, EvalContext, Prediction, Scored, \
+    infrastructure_failure
 from .engine import DEFAULT_LIMITS, ConfigError, RenderPool, ScoreSettings, SvglooError, \
     parse_document, score_document
 from .predictions import load_predictions
@@ -96,8 +99,12 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
             loo_dir.cleanup()
     total = time.perf_counter() - t0
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
-    summary = suite.aggregate(rows, task)
+    summary = suite.aggregate([r for r in rows if r["status"] != ERROR], task)
     summary["status_counts"] = counts
+    if counts[ERROR]:
+        warnings.append(f"{counts[ERROR]} of {len(rows)} samples not scored (status "
+                        f"'{ERROR}': svgloo's own failure, see their reasons); the summary "
+                        "leaves them out")
     return {
         "schema": SCHEMA,
         "suite": suite.name,
@@ -119,13 +126,21 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
 
 
 def _score(suite, sample, prediction, ctx) -> Scored:
+    """The suite's verdict; svgloo's own failures become the ``error`` status (never a
+    score), bad settings stop the run."""
     try:
         return suite.score(sample, prediction, ctx)
-    except SvglooError as exc:  # a suite should not raise; keep the run going if it does
-        return Scored(INVALID, reason=str(exc))
-    except (RecursionError, MemoryError) as exc:  # a pathological prediction
+    except ConfigError:
+        raise
+    except RecursionError as exc:  # a pathological prediction: the original's Python too
         return Scored(INVALID, reason=f"{sample.id}: prediction too complex to score "
                                       f"({type(exc).__name__})")
+    except Exception as exc:
+        if not infrastructure_failure(exc):  # a document error a suite let through
+            return Scored(INVALID, reason=str(exc))
+        what = str(exc) if isinstance(exc, SvglooError) else \
+            f"internal error: {type(exc).__name__}: {exc}"
+        return Scored(ERROR, reason=f"{sample.id}: not scored: {what}")
 
 
 _worker_state: dict = {}   # per Ray worker process: its suites and one render pool
@@ -160,8 +175,9 @@ def _on_ray(suite, samples, preds, ctx, options: RunOptions, one) -> list[dict]:
             for i, s in enumerate(samples)]
     rows: dict[int, dict] = {}
     for i, result, error in executor.run(score_sample_job, jobs):
-        if error is not None:   # the task's worker died
-            result = (Scored(INVALID, reason=f"{samples[i].id}: worker failed: {error}"), 0.0)
+        if error is not None:   # the task's worker died: svgloo's failure, not scored
+            result = (Scored(ERROR, reason=f"{samples[i].id}: not scored: worker failed: "
+                                           f"{error}"), 0.0)
         rows[i] = one(samples[i], remote=result)
     return [rows[i] for i in range(len(samples))]
 

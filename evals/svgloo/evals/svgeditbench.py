@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .base import (INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample,
-                   Prediction, Scored)
-from .engine import InputError, LimitError, RenderError, SvglooError
+from .base import (ERROR, INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample,
+                   Prediction, Scored, infrastructure_failure)
+from .engine import InputError, RenderError, SvglooError
 from .metrics import mean, mse
 from .render import RenderProtocol, render, render_with_warnings
 
@@ -91,9 +91,9 @@ class SvgEditBenchSuite:
         elif prediction is None:
             return Scored(MISSING, reason="no prediction for this id")
         elif prediction.svg is None and prediction.response is None:
-            return Scored(INVALID, reason="prediction file over the size limit")
+            return Scored(ERROR, reason="prediction file over svgloo's size limit (not scored)")
         elif ctx.too_large(prediction.svg or prediction.response):
-            return Scored(INVALID, reason=ctx.too_large(prediction.svg or prediction.response))
+            return Scored(ERROR, reason=ctx.too_large(prediction.svg or prediction.response))
         elif prediction.svg is not None:
             svg, status, reason = prediction.svg.strip(), OK, None
         else:
@@ -106,14 +106,17 @@ class SvgEditBenchSuite:
         try:
             gt = render(sample.inputs["answer"], self.protocol, f"{sample.id} (answer)", **kw)
         except SvglooError as exc:
+            if infrastructure_failure(exc):
+                raise
             return Scored(RENDER_ERROR, reason=f"the answer itself does not render: {exc}")
         try:
             out, warnings = render_with_warnings(svg, self.protocol,
                                                  f"{sample.id} (prediction)", **kw)
-        except (InputError, LimitError) as exc:
-            return Scored(INVALID, reason=str(exc), svg=svg)
-        except RenderError as exc:
-            return Scored(RENDER_ERROR, reason=str(exc), svg=svg)
+        except SvglooError as exc:  # svgloo's own failures go up: never scored
+            if infrastructure_failure(exc):
+                raise
+            status = RENDER_ERROR if isinstance(exc, RenderError) else INVALID
+            return Scored(status, reason=str(exc), svg=svg)
         original = sample.inputs["original"]
         return Scored(OK, {"mse": mse(out, gt),
                            "compression_ratio": len(svg) / len(original)},

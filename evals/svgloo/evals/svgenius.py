@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import (INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample,
-                   Prediction, Scored)
-from .engine import InputError, LimitError, SvglooError
+from .base import (ERROR, INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample,
+                   Prediction, Scored, infrastructure_failure)
+from .engine import InputError, SvglooError
 from .models import clip_score, clip_scorer
 from .metrics import change_magnitude, mean, mse, ssim_uniform, whitespace_free_ratio
 from .render import RenderProtocol, render_with_warnings
@@ -201,10 +201,11 @@ class SvgeniusSuite:
         if prediction is None:
             return None, Scored(MISSING, reason="no prediction for this id")
         if prediction.svg is None and prediction.response is None:
-            return None, Scored(INVALID, reason="prediction file over the size limit")
+            return None, Scored(ERROR, reason="prediction file over svgloo's size limit "
+                                              "(not scored)")
         too_large = ctx.too_large(prediction.svg or prediction.response)
         if too_large:
-            return None, Scored(INVALID, reason=too_large)
+            return None, Scored(ERROR, reason=too_large)
         if prediction.svg is not None:
             return prediction.svg, None
         svg = extract_svg(prediction.response)
@@ -213,18 +214,21 @@ class SvgeniusSuite:
         return svg, None
 
     def _render(self, svg: str, name: str, ctx: EvalContext) -> tuple[np.ndarray, str | None]:
-        """The render the original uses; a failure gives its blank white image + a reason
-        ("status: why"); refused external references give "ok: ..."."""
+        """The render the original uses; a failure of the document gives its blank white
+        image + a reason ("status: why"); refused external references give "ok: ...".
+        svgloo's own failures (a limit, a dead worker) go up: they are not the original's
+        blank image, and the sample is not scored."""
         kw = {"pool": ctx.pool}
         if ctx.limits is not None:
             kw["limits"] = ctx.limits
         try:
             rgb, warnings = render_with_warnings(svg, PROTOCOL, name, **kw)
             return rgb, (f"{OK}: " + "; ".join(warnings)) if warnings else None
-        except (InputError, LimitError) as exc:
-            return _white(), f"{INVALID}: {exc}"
         except SvglooError as exc:
-            return _white(), f"{RENDER_ERROR}: {exc}"
+            if infrastructure_failure(exc):
+                raise
+            status = INVALID if isinstance(exc, InputError) else RENDER_ERROR
+            return _white(), f"{status}: {exc}"
 
     def score(self, sample: EvalSample, prediction: Prediction | None,
               ctx: EvalContext) -> Scored:
@@ -297,7 +301,7 @@ class SvgeniusSuite:
         if prediction is None:
             return Scored(MISSING, reason="no response for this question")
         if ctx.too_large(prediction.response or ""):
-            return Scored(INVALID, reason=ctx.too_large(prediction.response))
+            return Scored(ERROR, reason=ctx.too_large(prediction.response))
         choice = extract_choice(prediction.response)
         correct = bool(choice) and choice == sample.inputs["answer"]
         return Scored(OK, {"model_answer": choice, "correct_answer": sample.inputs["answer"],

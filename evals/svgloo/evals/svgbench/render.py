@@ -24,7 +24,8 @@ import tempfile
 
 import numpy as np
 
-from ..engine import DEFAULT_LIMITS, RenderError, check_document, parse_document
+from ..engine import DEFAULT_LIMITS, ConfigError, LimitError, WorkerError, check_document, \
+    parse_document
 from ..render import RenderProtocol, render_with_warnings
 
 PADDING = 20
@@ -89,11 +90,12 @@ def render_chromium(svg_code: str, limits=DEFAULT_LIMITS) -> bytes:
     doc = parse_document(svg_code, "<svgbench prediction>", limits)
     refused = check_document(doc, limits)
     if refused:
-        raise RenderError("<svgbench prediction>", "external references are refused with "
-                          f"--render chromium ({refused[0]})")
+        # svgloo's safety rule, not the original's: the sample is not scored
+        raise LimitError("<svgbench prediction>", "external references are refused with "
+                         f"--render chromium ({refused[0]})")
     binary = find_chromium()
     if binary is None:
-        raise RenderError("<svgbench prediction>", "chromium not found (apt install chromium)")
+        raise ConfigError(None, "--render chromium: chromium not found (apt install chromium)")
     w, h = svg_size(svg_code)
     w, h = min(w, limits.max_render_size), min(h, limits.max_render_size)
     with tempfile.TemporaryDirectory(prefix="svgloo-svgbench-") as tmp:
@@ -111,15 +113,15 @@ def render_chromium(svg_code: str, limits=DEFAULT_LIMITS) -> bytes:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            raise RenderError("<svgbench prediction>",
-                              f"chromium took over {CHROMIUM_TIMEOUT_S} s") from None
+            raise LimitError("<svgbench prediction>",
+                             f"chromium took over {CHROMIUM_TIMEOUT_S} s") from None
         finally:
             try:   # the browser's helpers share its session: none outlives the render
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         if not os.path.exists(shot):
-            raise RenderError("<svgbench prediction>", f"chromium wrote no screenshot "
+            raise WorkerError("<svgbench prediction>", f"chromium wrote no screenshot "
                                                        f"(exit {proc.returncode})")
         with open(shot, "rb") as fh:
             return fh.read()

@@ -18,8 +18,8 @@ import sys
 import threading
 from pathlib import Path
 
-from ..base import INVALID, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample, \
-    Prediction, Scored
+from ..base import ERROR, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample, \
+    Prediction, Scored, infrastructure_failure
 from ..engine import ConfigError, InputError, SvglooError
 from ..predictions import jsonl_rows
 from . import prompts
@@ -135,19 +135,21 @@ class SvgbenchSuite:
             text = prediction.response or ""
             reason = ctx.too_large(text)
             if reason:
-                return Scored(INVALID, zero, reason)
+                return Scored(ERROR, reason=reason)
             svg_code = prompts.extract_svg_code(text)
         if not svg_code:
             return Scored(NO_SVG, zero, "SVG extraction failed: No valid SVG code found in "
                                         "response")
         reason = ctx.too_large(svg_code)
         if reason:
-            return Scored(INVALID, zero, reason)
+            return Scored(ERROR, reason=reason)
         try:
             png = render_png(svg_code, ctx.options.get("render") or "cairosvg", ctx.limits,
                              ctx.pool if (ctx.options.get("render") or "cairosvg") == "cairosvg"
                              else None)
         except SvglooError as exc:
+            if infrastructure_failure(exc):  # svgloo's failure (a limit, chromium died)
+                raise
             return Scored(RENDER_ERROR, zero, f"Failed to render SVG to PNG ({exc})")
         client = self._client(ctx)
         if client is None:
