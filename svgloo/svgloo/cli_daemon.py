@@ -189,31 +189,6 @@ def _event_line(ev: dict) -> str:
             f"harmful, {s['neutral']} neutral, {s['invisible']} invisible ({how})")
 
 
-def _score_existing(service, folder: str, settings: dict, on_event) -> None:
-    """Score the drawings already in ``folder`` (what the watcher would score on a save),
-    one after the other, reporting each like a save."""
-    from svgloo.daemon.watcher import is_svg
-    from svgloo.engine.errors import SvglooError
-
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            if not is_svg(path) or not os.path.isfile(path):
-                continue
-            try:
-                job = service.submit("score", path=path, settings=settings, priority="batch",
-                                     publish=True, uri=Path(path).absolute().as_uri())
-            except SvglooError as exc:
-                on_event({"event": "error", "path": path, "error": exc.to_json()})
-                continue
-            job.done.wait()
-            if job.error and job.error.get("kind") == "superseded":
-                continue  # a save came in meanwhile; the watcher reports that one
-            on_event({"event": "error", "path": path, "error": job.error} if job.error
-                     else {"event": "result", "path": path, "result": job.response()})
-
-
 def run_watch(args) -> int:
     from svgloo.daemon.service import ScoringService
     from svgloo.daemon.client import settings_dict
@@ -237,7 +212,7 @@ def run_watch(args) -> int:
     service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)
     try:
         if args.initial:  # the watcher is already on: a save during this pass is not lost
-            _score_existing(service, folder, settings, on_event)
+            service.score_existing(folder)
         print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
