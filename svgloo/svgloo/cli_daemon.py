@@ -138,11 +138,14 @@ def run_stop(args) -> int:
 
 
 def run_status(args) -> int:
-    from svgloo.daemon.client import DaemonClient, DaemonUnavailable
+    from svgloo.daemon.client import DaemonClient, DaemonUnavailable, UntrustedDaemon
 
     path = _socket(args)
     try:
         st = DaemonClient(path, autostart=False, timeout=10).status()
+    except UntrustedDaemon as exc:
+        print(f"svgloo daemon: {exc}", file=sys.stderr)
+        return 1
     except DaemonUnavailable:
         print(f"svgloo daemon: not running (socket {path})")
         return 1
