@@ -115,6 +115,8 @@ def _limits(args):
 def run_stop(args) -> int:
     from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
     from svgloo.daemon.server import daemon_alive, pid_path, socket_answers
+    from svgloo.engine.errors import SvglooError
+    from svgloo.engine.files import read_regular_file
 
     path = _socket(args)
     client = DaemonClient(path, autostart=False, timeout=10)
@@ -125,9 +127,9 @@ def run_stop(args) -> int:
         try:  # not answering: fall back to the pid file, if a live daemon holds it
             if not daemon_alive(path):
                 raise ValueError("no daemon holds the lock")
-            pid = int(pid_path(path).read_text().strip())
+            pid = int(read_regular_file(pid_path(path), 64, follow_symlinks=False))
             os.kill(pid, signal.SIGTERM)
-        except (OSError, ValueError):
+        except (OSError, ValueError, SvglooError):
             print(f"svgloo daemon: not running on {path}")
             return 0
     deadline = time.monotonic() + 15

@@ -182,3 +182,18 @@ def test_a_fallback_runtime_folder_of_another_user_is_one_line(tmp_path):
         assert lines[0].endswith(f"the daemon's socket is in {theirs / 'svgloo'}"), command
         assert len(lines) == 2 and f"{theirs}, uid {NOBODY}" in lines[1], command
     assert os.listdir(theirs) == []  # nothing was created in their folder
+
+
+def test_a_fifo_in_place_of_the_pid_file_blocks_nothing(tmp_path):
+    """`svgloo daemon stop` asks whether a daemon holds the pid file's lock: opening a
+    FIFO there for reading would wait for a writer forever."""
+    from svgloo.daemon.server import daemon_alive, pid_path
+
+    folder = tmp_path / "run"
+    folder.mkdir(mode=0o700)
+    os.mkfifo(pid_path(folder / "d.sock"))
+    out = subprocess.run([sys.executable, "-m", "svgloo", "daemon", "stop", "--socket",
+                          str(folder / "d.sock")], capture_output=True, text=True,
+                         timeout=120, stdin=subprocess.DEVNULL)  # hang detector
+    assert out.returncode == 0 and "not running" in out.stdout, out.stderr
+    assert daemon_alive(folder / "d.sock") is False

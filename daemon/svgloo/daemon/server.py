@@ -234,7 +234,8 @@ def daemon_alive(socket_path: Path) -> bool:
     except ImportError:
         return socket_answers(socket_path)
     try:
-        fd = os.open(pid_path(socket_path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(pid_path(socket_path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
     try:
