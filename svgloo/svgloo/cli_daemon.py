@@ -115,6 +115,8 @@ def _limits(args):
 def run_stop(args) -> int:
     from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
     from svgloo.daemon.server import daemon_alive, pid_path, socket_answers
+    from svgloo.engine.errors import SvglooError
+    from svgloo.engine.files import read_regular_file
 
     path = _socket(args)
     client = DaemonClient(path, autostart=False, timeout=10)
@@ -125,9 +127,9 @@ def run_stop(args) -> int:
         try:  # not answering: fall back to the pid file, if a live daemon holds it
             if not daemon_alive(path):
                 raise ValueError("no daemon holds the lock")
-            pid = int(pid_path(path).read_text().strip())
+            pid = int(read_regular_file(pid_path(path), 64, follow_symlinks=False))
             os.kill(pid, signal.SIGTERM)
-        except (OSError, ValueError):
+        except (OSError, ValueError, SvglooError):
             print(f"svgloo daemon: not running on {path}")
             return 0
     deadline = time.monotonic() + 15
@@ -138,11 +140,14 @@ def run_stop(args) -> int:
 
 
 def run_status(args) -> int:
-    from svgloo.daemon.client import DaemonClient, DaemonUnavailable
+    from svgloo.daemon.client import DaemonClient, DaemonUnavailable, UntrustedDaemon
 
     path = _socket(args)
     try:
         st = DaemonClient(path, autostart=False, timeout=10).status()
+    except UntrustedDaemon as exc:
+        print(f"svgloo daemon: {exc}", file=sys.stderr)
+        return 1
     except DaemonUnavailable:
         print(f"svgloo daemon: not running (socket {path})")
         return 1
@@ -189,31 +194,6 @@ def _event_line(ev: dict) -> str:
             f"harmful, {s['neutral']} neutral, {s['invisible']} invisible ({how})")
 
 
-def _score_existing(service, folder: str, settings: dict, on_event) -> None:
-    """Score the drawings already in ``folder`` (what the watcher would score on a save),
-    one after the other, reporting each like a save."""
-    from svgloo.daemon.watcher import is_svg
-    from svgloo.engine.errors import SvglooError
-
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            if not is_svg(path) or not os.path.isfile(path):
-                continue
-            try:
-                job = service.submit("score", path=path, settings=settings, priority="batch",
-                                     publish=True, uri=Path(path).absolute().as_uri())
-            except SvglooError as exc:
-                on_event({"event": "error", "path": path, "error": exc.to_json()})
-                continue
-            job.done.wait()
-            if job.error and job.error.get("kind") == "superseded":
-                continue  # a save came in meanwhile; the watcher reports that one
-            on_event({"event": "error", "path": path, "error": job.error} if job.error
-                     else {"event": "result", "path": path, "result": job.response()})
-
-
 def run_watch(args) -> int:
     from svgloo.daemon.service import ScoringService
     from svgloo.daemon.client import settings_dict
@@ -237,7 +217,7 @@ def run_watch(args) -> int:
     service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)
     try:
         if args.initial:  # the watcher is already on: a save during this pass is not lost
-            _score_existing(service, folder, settings, on_event)
+            service.score_existing(folder)
         print(f"watching {folder} (Ctrl-C stops)", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)

@@ -171,11 +171,14 @@ def _run(args) -> int:
 def _try_daemon(path: str, settings):
     """Score through a running daemon; None when none is up (then score in-process)."""
     try:
-        from svgloo.daemon.client import DaemonUnavailable, score_via_daemon
+        from svgloo.daemon.client import DaemonUnavailable, UntrustedDaemon, score_via_daemon
     except ImportError:
         return None
     try:
         return score_via_daemon(path, settings)
+    except UntrustedDaemon as exc:  # nothing was sent; say why the daemon was not used
+        print(f"svgloo: warning: not using the daemon: {exc}", file=sys.stderr)
+        return None
     except DaemonUnavailable:
         return None
 

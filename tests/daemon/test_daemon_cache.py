@@ -90,3 +90,51 @@ def test_unwritable_cache_is_reported_once(tmp_path, caplog):
     assert "cannot write to the result cache" in (c.stats()["write_error"] or "")
     warnings = [r for r in caplog.records if "result cache" in r.getMessage()]
     assert len(warnings) == 1
+
+
+def _get_with_hang_detector(cache: ResultCache, key: str, timeout: float = 120.0):
+    """cache.get(key) on a thread; fails (instead of hanging the suite) if it blocks."""
+    import threading
+
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("value", cache.get(key)), daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), "cache.get blocked"
+    return out["value"]
+
+
+@pytest.mark.parametrize("kind", ["dev-zero-link", "fifo", "link-to-a-result", "huge"])
+def test_an_entry_that_is_not_a_plain_file_of_ours_is_a_miss_read_nothing(tmp_path, kind,
+                                                                           caplog):
+    import os
+    import resource
+
+    import svgloo.daemon.cache as cache_mod
+
+    key = "ab" * 32
+    path = tmp_path / "results" / "ab" / f"{key}.json"
+    path.parent.mkdir(parents=True)
+    if kind == "dev-zero-link":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)  # nobody ever writes to it: a plain read blocks forever
+    elif kind == "link-to-a-result":  # a valid result planted elsewhere is not served
+        planted = tmp_path / "planted.json"
+        planted.write_text(json.dumps(fake_result([1])))
+        path.symlink_to(planted)
+    else:  # a file larger than any entry we write (sparse: costs no disk)
+        with open(path, "wb") as fh:
+            fh.truncate(cache_mod.MAX_ENTRY_BYTES + 1)
+    c = ResultCache(tmp_path)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with caplog.at_level("WARNING", logger="svgloo.daemon"):
+        assert _get_with_hang_detector(c, key) is None
+    # nothing was read: the peak did not grow by the file (/dev/zero: unbounded; huge: 64 MB)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024
+    assert c.stats()["rejected_entries"] == 1 and c.misses == 1 and c.hits == 0
+    [warning] = [r.getMessage() for r in caplog.records if "cache entry" in r.getMessage()]
+    assert str(path) in warning and "\n" not in warning
+    assert not os.path.lexists(path)  # removed: not tried again
+    c.put(key, fake_result([2]))  # and the slot works again
+    assert ResultCache(tmp_path).get(key) == fake_result([2])

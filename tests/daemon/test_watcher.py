@@ -8,6 +8,7 @@ import os
 import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,77 @@ def test_svgloo_watch_reports_a_dev_zero_link_without_reading_it(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _links_out(folder: Path, outside: Path) -> dict:
+    """Links planted in a folder before anyone watches it: name -> why it is refused."""
+    (folder / "abs.svg").symlink_to(outside)                       # absolute, out
+    (folder / "rel.svg").symlink_to(os.path.join("..", outside.name))  # relative, out
+    (folder / "env.svg").symlink_to("/proc/self/environ")          # the issue's example
+    (folder / "zero.svg").symlink_to("/dev/zero")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "up.svg").symlink_to(os.path.join("..", "..", outside.name))
+    return {name: "out of the watched folder"
+            for name in ("abs.svg", "rel.svg", "env.svg", "zero.svg", "up.svg")}
+
+
+def test_first_pass_and_events_refuse_the_same_links(tmp_path):
+    """The files already there are read by the same rule as the files saved later."""
+    folder = tmp_path / "art"
+    folder.mkdir()
+    outside = tmp_path / "secret.svg"
+    outside.write_text(BILLIARDS.read_text())
+    refused = _links_out(folder, outside)
+    (folder / "ok.svg").write_text(BILLIARDS.read_text())
+    (folder / "alias.svg").symlink_to("ok.svg")  # inside the folder: followed
+    calls, rescore, deleted = collect()
+    w = Watcher(str(folder), rescore, deleted, debounce_s=0.2,
+                rejected=lambda path, exc: calls.put(("rejected", path, str(exc))))
+    w.settle_existing()  # the first pass, without events
+    first = {}
+    while not calls.empty():
+        kind, path, info = calls.get()
+        first[Path(path).name] = (kind, info)
+    assert {n for n, (k, _) in first.items() if k == "rescore"} == {"ok.svg", "alias.svg"}
+    for name, why in refused.items():
+        assert first[name][0] == "rejected" and why in first[name][1], name
+    assert first["ok.svg"][1] == BILLIARDS.read_text()
+    # a link created after the start meets the same rule
+    w.start()
+    try:
+        (folder / "late.svg").symlink_to(outside)
+        [(kind, path, info)] = drain(calls)
+    finally:
+        w.stop()
+    assert (kind, Path(path).name) == ("rejected", "late.svg")
+    assert "out of the watched folder" in info
+
+
+@pytest.mark.slow
+def test_svgloo_watch_first_pass_does_not_follow_links_out(tmp_path):
+    env = dict(os.environ, SVGLOO_CACHE_DIR=str(tmp_path / "cache"))
+    folder = tmp_path / "art"
+    folder.mkdir()
+    outside = tmp_path / "secret.svg"
+    outside.write_text(BILLIARDS.read_text())
+    refused = _links_out(folder, outside)
+    (folder / "ok.svg").write_text(BILLIARDS.read_text())
+    proc = subprocess.Popen([sys.executable, "-m", "svgloo", "watch", str(folder),
+                             "--backbone", "pixel", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout],
+                     daemon=True).start()
+    try:
+        events = {}
+        for _ in range(len(refused) + 1):  # one event per file of the first pass
+            ev = json.loads(lines.get(timeout=300))  # hang detector: an event is missing
+            events[Path(ev["path"]).name] = ev
+        assert "watching" in proc.stderr.readline()  # said after the first pass
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert events["ok.svg"]["event"] == "result"
+    for name, why in refused.items():
+        assert events[name]["event"] == "error", name
+        assert why in events[name]["error"]["message"], name

@@ -106,3 +106,35 @@ def test_missing_weights_dir_is_config_error(tmp_path):
         ClipSegGrounder(device="cpu", weights=str(tmp_path / "nope"))
     with pytest.raises(ConfigError, match="cannot load CLIPSeg"):
         ClipSegGrounder(device="cpu", model_id=str(tmp_path))  # a dir with no model in it
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_model_folder_with_a_fifo_or_device_is_refused_before_loading(model_dir, tmp_path,
+                                                                        kind):
+    """transformers would block forever reading a FIFO named config.json (or read
+    /dev/zero until memory runs out): the folder is checked before it is handed over."""
+    import os
+    import shutil
+    import threading
+
+    bad = tmp_path / "model"
+    shutil.copytree(model_dir, bad)
+    (bad / "config.json").unlink()
+    if kind == "fifo":
+        os.mkfifo(bad / "config.json")
+    else:
+        (bad / "config.json").symlink_to("/dev/zero")
+    out: dict = {}
+
+    def load():
+        try:
+            ClipSegGrounder(device="cpu", weights=str(bad))
+        except ConfigError as exc:
+            out["error"] = exc
+
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    t.join(120)  # hang detector
+    assert not t.is_alive(), "loading blocked on the model folder"
+    assert str(out["error"]) == (f"{bad / 'config.json'}: not a regular file (a device, "
+                                 "pipe or socket) in a model folder; the model is not loaded")

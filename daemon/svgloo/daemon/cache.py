@@ -8,7 +8,9 @@
   settings + backbone + reference, in memory (LRU) and on disk under
   ``platformdirs.user_cache_dir("svgloo")`` (``SVGLOO_CACHE_DIR`` overrides it), written
   atomically (temp file + ``os.replace``) so a restart keeps them and a crash never leaves
-  a half-written entry.
+  a half-written entry. Entries are read with ``read_regular_file`` and no link followed:
+  an entry replaced by a link to ``/dev/zero``, a FIFO or an oversized file is a miss
+  (logged, removed), never a blocked thread or a daemon that reads gigabytes.
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 
-from svgloo.engine.files import atomic_write_text
+from svgloo.engine.errors import SvglooError
+from svgloo.engine.files import atomic_write_text, read_regular_file
 
 CACHE_FORMAT = 1
 RESULT_SCHEMAS = ("svgloo.score/1", "svgloo.structure/1")
+# Larger than any result we write (a 5000-unit score result is ~3 MB of JSON); a bigger
+# file in the cache was not written by us and is not read.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 log = logging.getLogger("svgloo.daemon")
 
@@ -155,11 +161,8 @@ class ResultCache:
         raw = self.memory.get(key)
         from_disk = False
         if raw is None and self.disk:
-            try:
-                raw = self._path(key).read_text(encoding="utf-8")
-                from_disk = True
-            except (OSError, ValueError):
-                raw = None
+            raw = self._read_entry(key)
+            from_disk = raw is not None
         value = None
         if raw is not None:
             try:
@@ -181,9 +184,29 @@ class ResultCache:
             self.memory[key] = raw
         return value
 
+    def _read_entry(self, key: str) -> str | None:
+        """An entry's text; None when there is none, or when it is not a plain file of
+        ours (then it is logged and removed, so it is not tried again)."""
+        path = self._path(key)
+        try:
+            return read_regular_file(path, MAX_ENTRY_BYTES, follow_symlinks=False).decode()
+        except UnicodeDecodeError:
+            why = f"{path}: not UTF-8 text"
+        except SvglooError as exc:
+            if not os.path.lexists(path):
+                return None  # the usual miss
+            why = str(exc)
+        with self._lock:
+            self.rejected += 1
+        log.warning("cache entry not used (removed): %s", why)
+        self.discard(key)
+        return None
+
     def put(self, key: str, result: dict) -> None:
         raw = json.dumps(result)
         self.memory[key] = raw
+        if self.disk and len(raw) > MAX_ENTRY_BYTES:
+            return  # it would not be read back: kept in memory only
         if self.disk:
             try:
                 atomic_write_text(self._path(key), raw, mode=0o600, follow_symlinks=False)

@@ -5,6 +5,10 @@
     result = c.score(path="/abs/a.svg")     # svgloo.score/1 dict (+ "daemon": {...})
     result = c.score(text=buffer, uri="file:///abs/a.svg", version=7)
 
+Before anything is sent, the client checks that the socket's folder is the user's and
+private, and (Linux) that the process answering runs as the user: ``UntrustedDaemon``
+otherwise (a ``DaemonUnavailable``: nothing was sent).
+
 Errors: ``DaemonUnavailable`` when no daemon answers and none could be started; the
 engine's ``SvglooError`` subclasses (InputError, LimitError, …) for rejected documents;
 ``Superseded`` when a newer version of the same document replaced this request.
@@ -42,6 +46,11 @@ def autostart_idle_exit_s() -> float:
 
 class DaemonUnavailable(Exception):
     """No daemon answers on the socket and none could be started."""
+
+
+class UntrustedDaemon(DaemonUnavailable):
+    """Something answers on the socket, but the folder or the process is not the user's:
+    nothing is sent to it."""
 
 
 class DaemonError(Exception):
@@ -84,8 +93,24 @@ class _UnixConnection(http.client.HTTPConnection):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if self.timeout is not None:
             s.settimeout(self.timeout)
-        s.connect(self._path)
+        try:
+            s.connect(self._path)
+        except BaseException:
+            s.close()
+            raise
         self.sock = s
+
+    def check_peer(self) -> None:
+        """UntrustedDaemon unless the socket's folder and the answering process are the
+        user's (checked after connecting, before the first byte is sent)."""
+        from svgloo.daemon.server import (RuntimeDirError, check_daemon_folder,
+                                          check_daemon_peer)
+
+        try:
+            check_daemon_folder(Path(self._path))
+            check_daemon_peer(self.sock, Path(self._path))
+        except RuntimeDirError as exc:
+            raise UntrustedDaemon(str(exc)) from None
 
 
 def _lock(path: Path):
@@ -185,10 +210,16 @@ class DaemonClient:
             conn = _UnixConnection(str(self.socket_path), timeout or self.timeout)
             try:
                 conn.connect()
-                return conn
             except OSError as exc:
                 conn.close()
                 error = exc
+            else:
+                try:
+                    conn.check_peer()
+                except BaseException:
+                    conn.close()
+                    raise
+                return conn
             alive = _busy(error) or daemon_alive(self.socket_path)
             if not alive and (not self.autostart or started):
                 raise DaemonUnavailable(f"no svgloo daemon on {self.socket_path} ({error})")
@@ -323,5 +354,5 @@ def score_via_daemon(path: str, settings, client: DaemonClient | None = None) ->
         raise
 
 
-__all__ = ["DaemonClient", "DaemonUnavailable", "DaemonError", "Superseded",
+__all__ = ["DaemonClient", "DaemonUnavailable", "UntrustedDaemon", "DaemonError", "Superseded",
            "score_via_daemon", "start_daemon", "settings_dict", "SvglooError"]

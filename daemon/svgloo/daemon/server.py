@@ -41,9 +41,57 @@ def default_socket_path() -> Path:
     env = os.environ.get("SVGLOO_SOCKET")
     if env:
         return Path(env)
+    return runtime_dir() / "daemon.sock"
+
+
+_said: set = set()
+
+
+def _say_once(message: str) -> None:
+    """One line per process (the daemon's log, else stderr through logging's last-resort
+    handler), however many clients the process makes."""
+    if message not in _said:
+        _said.add(message)
+        log.warning("%s", message)
+
+
+def runtime_dir() -> Path:
+    """The daemon's folder: ``$XDG_RUNTIME_DIR/svgloo``; without it (Linux, BSD) the same
+    fallbacks as platformdirs - ``/run/user/<uid>`` when it is ours and private, else
+    ``<temp dir>/runtime-<uid>`` - chosen here without platformdirs' checks, which raise
+    a PermissionError (a traceback for the user) when that folder belongs to someone else,
+    and warn on every run. ``prepare_runtime_dir`` (server) and ``check_daemon_folder``
+    (client) refuse a folder that is not the user's in one line; which folder was chosen
+    is said once."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "svgloo"
+    if os.name == "posix" and sys.platform != "darwin":
+        import tempfile
+
+        uid = os.getuid()
+        run_user = Path(f"/run/user/{uid}")
+        try:
+            st = os.lstat(run_user)
+            private = (stat.S_ISDIR(st.st_mode) and st.st_uid == uid
+                       and not st.st_mode & 0o077)
+        except OSError:
+            private = False
+        base = run_user if private else Path(tempfile.gettempdir()) / f"runtime-{uid}"
+        folder = base / "svgloo"
+        _say_once(f"svgloo: XDG_RUNTIME_DIR is not set; the daemon's socket is in {folder}")
+        return folder
+    import warnings
+
     import platformdirs
 
-    return Path(platformdirs.user_runtime_dir("svgloo")) / "daemon.sock"
+    with warnings.catch_warnings():  # macOS, Windows: a per-user folder, nothing to say
+        warnings.simplefilter("ignore")
+        try:
+            return Path(platformdirs.user_runtime_dir("svgloo"))
+        except OSError as exc:
+            raise RuntimeDirError(None, f"no usable folder for the daemon's socket: {exc} "
+                                        "(set --socket or SVGLOO_SOCKET)") from None
 
 
 def token_path(socket_path: Path) -> Path:
@@ -71,18 +119,34 @@ class RuntimeDirError(SvglooError):
 def prepare_runtime_dir(socket_path: Path) -> None:
     """Create the socket's folder 0700, and refuse one another user could tamper with.
 
-    When ``XDG_RUNTIME_DIR`` is unset, platformdirs falls back to ``/tmp/runtime-<uid>``,
-    which anyone could have created first: a folder (or its parent) owned by another user,
-    or writable by group or others, would let them stand in for the daemon."""
+    When ``XDG_RUNTIME_DIR`` is unset the folder is ``<temp dir>/runtime-<uid>/svgloo``,
+    and anyone could have created ``runtime-<uid>`` first: a folder (or the one above it)
+    owned by another user, or writable by group or others, would let them stand in for
+    the daemon. The folder above is checked before anything is created in it."""
     d = socket_path.parent
+    uid = os.getuid()
     try:
-        if not d.exists():
+        parent = os.lstat(d.parent)
+    except FileNotFoundError:
+        parent = None  # created below, by us
+    except OSError as exc:
+        raise RuntimeDirError(str(d), f"cannot check the folder above the daemon's: "
+                                      f"{exc.strerror or exc}") from None
+    # Its owner may rename or delete anything in it, sticky bit or not; others may when
+    # it is writable to them without the sticky bit.
+    if parent is not None and (parent.st_uid not in (uid, 0) or (
+            parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX)):
+        raise RuntimeDirError(str(d), f"the folder above the daemon's ({d.parent}, uid "
+                                      f"{parent.st_uid}) can be changed by another user, "
+                                      "who could replace it; refusing to use it (set "
+                                      "XDG_RUNTIME_DIR or --socket)")
+    try:
+        if not os.path.lexists(d):
             d.mkdir(parents=True, mode=0o700)
         st = os.lstat(d)
     except OSError as exc:
         raise RuntimeDirError(str(d), f"cannot create the daemon's folder: "
                                       f"{exc.strerror or exc}") from None
-    uid = os.getuid()
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         raise RuntimeDirError(str(d), "the daemon's folder is a symlink or not a folder; "
                                       "refusing to use it")
@@ -97,11 +161,49 @@ def prepare_runtime_dir(socket_path: Path) -> None:
             raise RuntimeDirError(str(d), "the daemon's folder is writable by other users; "
                                           "refusing to use it (chmod 700 it, or set "
                                           "--socket)")
-    parent = os.lstat(d.parent)
-    if parent.st_uid not in (uid, 0) and not parent.st_mode & stat.S_ISVTX:
-        raise RuntimeDirError(str(d), f"the folder above the daemon's belongs to uid "
-                                      f"{parent.st_uid}, who could replace it; refusing to "
-                                      "use it (set XDG_RUNTIME_DIR or --socket)")
+
+
+def check_daemon_folder(socket_path: Path) -> None:
+    """What a client checks before it sends anything: the socket's folder is the user's
+    and nobody else can write to it, so whoever answers there was put there by the user
+    (RuntimeDirError, one line, otherwise)."""
+    d = Path(socket_path).parent
+    try:
+        st = os.stat(d)
+    except OSError as exc:
+        raise RuntimeDirError(str(d), f"cannot check the daemon's folder: "
+                                      f"{exc.strerror or exc}") from None
+    uid = os.getuid()
+    if st.st_uid != uid:
+        raise RuntimeDirError(str(d), f"the daemon's folder belongs to uid {st.st_uid}, not "
+                                      f"to you (uid {uid}); not sending anything to the "
+                                      "socket in it (set XDG_RUNTIME_DIR or --socket)")
+    if st.st_mode & 0o022:
+        raise RuntimeDirError(str(d), "the daemon's folder is writable by other users; not "
+                                      "sending anything to the socket in it (chmod 700 it, "
+                                      "or set --socket)")
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end of a connected Unix socket (Linux:
+    SO_PEERCRED); None where the platform does not say."""
+    import struct
+
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid
+
+
+def check_daemon_peer(sock: socket.socket, socket_path: Path) -> None:
+    """Refuse (RuntimeDirError, one line) a daemon run by another user: a document is
+    sent only to a process of the user's own."""
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
+        raise RuntimeDirError(str(socket_path), f"the process answering on this socket runs "
+                                                f"as uid {uid}, not as you (uid "
+                                                f"{os.getuid()}); not sending anything to it")
 
 
 def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND) -> int:
@@ -132,7 +234,8 @@ def daemon_alive(socket_path: Path) -> bool:
     except ImportError:
         return socket_answers(socket_path)
     try:
-        fd = os.open(pid_path(socket_path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(pid_path(socket_path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
     try:
@@ -717,4 +820,5 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
 
 __all__ = ["Daemon", "run_foreground", "default_socket_path", "token_path", "pid_path",
            "log_path", "socket_answers", "daemon_alive", "prepare_runtime_dir",
-           "RuntimeDirError", "open_private"]
+           "RuntimeDirError", "open_private", "runtime_dir", "check_daemon_folder",
+           "check_daemon_peer", "peer_uid"]

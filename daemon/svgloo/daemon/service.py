@@ -552,6 +552,15 @@ class ScoringService:
             self._watchers[folder] = w
         return {"folder": folder, "watching": True, "new": True}
 
+    def score_existing(self, folder: str) -> None:
+        """Score the drawings already in a watched folder, through the watcher's own
+        checks and callbacks (so the first pass refuses exactly what a save would)."""
+        with self._lock:
+            w = self._watchers.get(os.path.abspath(folder))
+        if w is None:
+            raise InputError(folder, "not watched")
+        w.settle_existing()
+
     def unwatch(self, folder: str) -> dict:
         folder = os.path.abspath(folder)
         with self._lock:

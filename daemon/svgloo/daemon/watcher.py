@@ -7,9 +7,12 @@ for a quiet period (``debounce_s``, ~300 ms) so a burst of events is handled onc
 the file's final content. A path that no longer exists when its turn comes is reported
 as deleted.
 
-Files are untrusted: ``read_watched`` checks the type and size before reading a byte
-(``ln -s /dev/zero a.svg`` costs nothing), skips devices, FIFOs and sockets, and does not
-follow a symlink that leads out of the watched folder.
+Files are untrusted: ``read_watched`` is the one rule for every file the watcher reads,
+whether found by the first pass over the folder (``existing_svgs``) or by an event: a
+path is read only when it resolves inside the watched folder (a link to ``/dev/zero``,
+``/proc/self/environ`` or ``../secret.svg`` is refused, absolute or relative) and is a
+regular file of at most ``max_bytes``, checked on the open descriptor before reading a
+byte (``engine.files.read_regular_file``).
 """
 
 from __future__ import annotations
@@ -17,13 +20,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import stat
 import threading
 import time
 from collections.abc import Callable
 
-from svgloo.engine.errors import InputError, SvglooError
-from svgloo.engine.files import read_regular_file
+from svgloo.engine.errors import SvglooError
+from svgloo.engine.files import read_regular_file, resolve_within
 from svgloo.engine.limits import DEFAULT_LIMITS
 
 log = logging.getLogger("svgloo.watcher")
@@ -42,17 +44,25 @@ def is_svg(path: str) -> bool:
 
 def read_watched(folder: str, path: str, max_bytes: int) -> bytes:
     """The bytes of a watched file, with the checks above; FileNotFoundError when it is
-    gone, InputError/LimitError when it must not be read (type and size are checked on
-    the open descriptor by ``read_regular_file``, so a file swapped meanwhile is caught)."""
-    if stat.S_ISLNK(os.lstat(path).st_mode):
-        target = os.path.realpath(path)
-        root = os.path.realpath(folder)
-        if os.path.commonpath([root, target]) != root:
-            raise InputError(path, "a symlink that leads out of the watched folder; not "
-                                   "followed")
-    if not os.path.exists(path):
+    gone, InputError/LimitError when it must not be read (the path is resolved once and
+    the result opened without following links, so a link swapped in meanwhile is caught
+    too)."""
+    target = resolve_within(path, folder, "the watched folder")
+    if not os.path.lexists(target):
         raise FileNotFoundError(path)
-    return read_regular_file(path, max_bytes)
+    return read_regular_file(target, max_bytes, path, follow_symlinks=False)
+
+
+def existing_svgs(folder: str, recursive: bool = True) -> list[str]:
+    """The drawings already in ``folder`` (what the first pass scores), sorted; hidden
+    folders are skipped and linked folders are not entered. Each is still read through
+    ``read_watched``: being listed here is not being trusted."""
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
+        out += [os.path.join(root, n) for n in sorted(names)
+                if is_svg(os.path.join(root, n))]
+    return out
 
 
 class Watcher:
@@ -74,6 +84,7 @@ class Watcher:
         self._pending: dict[str, float] = {}
         self._digests: dict[str, str] = {}
         self._cond = threading.Condition()
+        self._settle_lock = threading.Lock()  # the first pass and events, one at a time
         self._stop = False
         self._observer = None
         self._thread = threading.Thread(target=self._loop, name=f"svgloo-watch {folder}",
@@ -121,6 +132,10 @@ class Watcher:
                     log.exception("watcher callback failed for %s", path)
 
     def _settle(self, path: str) -> None:
+        with self._settle_lock:
+            self._settle_unlocked(path)
+
+    def _settle_unlocked(self, path: str) -> None:
         try:
             digest = hashlib.sha256(read_watched(self.folder, path, self.max_bytes)).hexdigest()
         except FileNotFoundError:
@@ -138,6 +153,18 @@ class Watcher:
             return  # same content as last time (a touch, a second close event)
         self._digests[path] = digest
         self.rescore(path)
+
+    def settle_existing(self) -> None:
+        """The first pass: every drawing already in the folder, handled exactly as a save
+        of it would be (same checks, same callbacks), one after the other on the caller's
+        thread."""
+        for path in existing_svgs(self.folder, self.recursive):
+            if self._stop:
+                return
+            try:
+                self._settle(path)
+            except Exception:  # a callback bug must not stop the pass
+                log.exception("watcher callback failed for %s", path)
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> "Watcher":
@@ -168,4 +195,4 @@ class Watcher:
             self._thread.join(timeout=5)
 
 
-__all__ = ["Watcher", "is_svg", "DEBOUNCE_S"]
+__all__ = ["Watcher", "is_svg", "read_watched", "existing_svgs", "DEBOUNCE_S"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from lxml import etree
 
 from svgloo.engine.errors import InputError, LimitError
+from svgloo.engine.files import read_regular_file
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -71,16 +72,9 @@ class Document:
 
 
 def read_svg_bytes(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
-    """Read a file with the size caps applied; inflates .svgz (gzip) with a bound."""
-    name = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limits.max_file_bytes + 1)
-    except OSError as exc:
-        raise InputError(name, f"cannot read file: {exc.strerror or exc}") from None
-    if len(data) > limits.max_file_bytes:
-        raise LimitError(name, f"file is larger than {limits.max_file_bytes} bytes")
-    return data
+    """Read a file with the size caps applied; a FIFO or device is refused, never waited
+    on or read (engine/files.py)."""
+    return read_regular_file(path, limits.max_file_bytes, str(path))
 
 
 def inflate_if_gzipped(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> bytes:

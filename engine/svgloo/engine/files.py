@@ -6,13 +6,19 @@
   ownership and permission bits are kept where the platform allows, and the folder is
   fsynced after the rename so the new name survives a crash.
 * ``read_regular_file``: a bounded read that refuses devices, FIFOs and sockets before
-  reading a byte (``/dev/zero`` named ``a.svg`` must cost nothing).
+  reading a byte (``/dev/zero`` named ``a.svg`` must cost nothing) and never blocks (a
+  FIFO is opened non-blocking and refused). Every file svgloo reads goes through it:
+  files the user names are followed through links; files svgloo finds by itself (a
+  ``svgloo.toml``, a sidecar reference, a mask, a watched drawing) are read only when
+  they resolve inside the folder they were found in (``within``, the one rule of
+  ``resolve_within``); the daemon's own files (its cache) are never read through a link.
 * ``encode_like``: encode edited text the way the original file was encoded, or refuse.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import stat
@@ -132,16 +138,42 @@ def atomic_write_text(path: str | Path, text: str, mode: int | None = None,
     atomic_write_bytes(path, text.encode("utf-8"), mode, follow_symlinks)
 
 
-def read_regular_file(path: str | Path, max_bytes: int, name: str | None = None) -> bytes:
+def resolve_within(path: str | Path, folder: str | Path,
+                   folder_name: str | None = None) -> str:
+    """``path`` with every symbolic link resolved, when that lies inside ``folder`` (also
+    resolved); an InputError naming where it leads otherwise. The rule for files svgloo
+    finds by itself: a link may point to another file of the same folder, never out of
+    it (``ln -s /proc/self/environ a.svg``, ``ln -s ../../secret a.ref.png``)."""
+    root = os.path.realpath(folder)
+    target = os.path.realpath(path)
+    if target != root and os.path.commonpath([root, target]) != root:
+        where = folder_name or f"its folder {folder}"
+        raise InputError(str(path), f"a symlink that leads out of {where} (to {target}); "
+                                    "not followed")
+    return target
+
+
+def read_regular_file(path: str | Path, max_bytes: int, name: str | None = None, *,
+                      follow_symlinks: bool = True, within: str | Path | None = None,
+                      folder_name: str | None = None) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; InputError for anything else
-    (a device, FIFO, socket or folder), LimitError when it is larger. The type and size are
-    checked on the open descriptor, before reading."""
+    (a device, FIFO, socket or folder; a link when ``follow_symlinks`` is false; a path
+    that resolves out of ``within``), LimitError when it is larger. The type and size are
+    checked on the open descriptor, before reading; the open never blocks."""
     name = name or str(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if within is not None:
+        path = resolve_within(path, within, folder_name)
+        follow_symlinks = False  # resolved: a link appearing now is a swap, refused
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise InputError(name, f"cannot read the file: {exc.strerror or exc}") from None
+        if not follow_symlinks and exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise InputError(name, "is a symbolic link; not followed") from None
+        raise InputError(name, f"cannot read file: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -152,7 +184,7 @@ def read_regular_file(path: str | Path, max_bytes: int, name: str | None = None)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
-        raise InputError(name, f"cannot read the file: {exc.strerror or exc}") from None
+        raise InputError(name, f"cannot read file: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     if len(data) > max_bytes:  # grew while we read it

@@ -13,11 +13,18 @@ effect" can come out).
     "cat.svg" = "refs/cat.png"               # an image or SVG file, relative to this file
     "icons/*.svg" = { prompt = "a flat icon of a bell" }
     "logos/**/*.svg" = { image = "refs/logo.png" }
+
+Files svgloo finds by itself (the ``svgloo.toml``, a sidecar) are read only when they are
+regular files that resolve inside the folder they were found in (a link to
+``/dev/zero``, a FIFO or a link out of the folder is an error naming the file, never a
+hang); every reference image is read bounded (``MAX_REFERENCE_BYTES``) and non-blocking.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
+import os
 import tomllib
 import warnings
 from dataclasses import dataclass
@@ -28,11 +35,16 @@ import numpy as np
 from svgloo.engine.protocols import Reference
 
 from svgloo.engine.document import Document
-from svgloo.engine.errors import ConfigError
+from svgloo.engine.errors import ConfigError, SvglooError
+from svgloo.engine.files import read_regular_file
 from svgloo.engine.limits import DEFAULT_LIMITS
 
 CONFIG_NAME = "svgloo.toml"
 SIDECAR_SUFFIXES = (".ref.png", ".ref.jpg", ".ref.jpeg", ".ref.svg")
+MAX_CONFIG_BYTES = 1024 * 1024
+# A 40-megapixel reference (the pixel limit) is below this as PNG or JPEG; the header
+# check then bounds what decoding costs.
+MAX_REFERENCE_BYTES = 128 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,24 +55,31 @@ class ReferenceSpec:
     source: str          # human-readable origin
     path: str | None = None
     text: str | None = None
+    within: str | None = None  # found by svgloo in this folder: must resolve inside it
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "source": self.source}
 
 
 def find_config(start: Path) -> Path | None:
+    """The nearest ``svgloo.toml`` in ``start`` or a parent. Anything there but a folder
+    counts (a FIFO or a dangling link too), so ``load_config`` can say what is wrong
+    with it instead of it being silently skipped."""
     for folder in [start, *start.parents]:
         candidate = folder / CONFIG_NAME
-        if candidate.is_file():
+        if os.path.lexists(candidate) and not candidate.is_dir():
             return candidate
     return None
 
 
 def load_config(path: Path) -> dict:
+    path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = read_regular_file(path, MAX_CONFIG_BYTES, within=path.parent)
+        return tomllib.loads(data.decode("utf-8"))
+    except SvglooError as exc:
+        raise ConfigError(str(path), f"cannot read project config: {exc.message}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(str(path), f"cannot read project config: {exc}") from None
 
 
@@ -118,8 +137,9 @@ def resolve_reference(svg_path: str | None, doc: Document | None, *, takes_text:
         stem = path.name[:-len(path.suffix)] if path.suffix else path.name
         for suffix in SIDECAR_SUFFIXES:
             sidecar = path.with_name(stem + suffix)
-            if sidecar.is_file():
-                return ReferenceSpec("image", f"sidecar {sidecar.name}", path=str(sidecar))
+            if os.path.lexists(sidecar) and not sidecar.is_dir():
+                return ReferenceSpec("image", f"sidecar {sidecar.name}", path=str(sidecar),
+                                     within=str(sidecar.parent))
     if takes_text and doc is not None:
         text = title_text(doc)
         if text:
@@ -143,24 +163,33 @@ def letterbox(rgb: np.ndarray, size: int) -> np.ndarray:
 
 
 def load_image_reference(path: str, size: int, render_svg,
-                         max_pixels: int = DEFAULT_LIMITS.max_reference_pixels) -> np.ndarray:
+                         max_pixels: int = DEFAULT_LIMITS.max_reference_pixels,
+                         within: str | None = None) -> np.ndarray:
     """RGB uint8 (size, size, 3). ``render_svg(path) -> RGB`` renders SVG references the
-    same way as the documents (safely, in the worker pool).
+    same way as the documents (safely, in the worker pool). ``within``: the folder a
+    found reference (a sidecar) must resolve inside.
 
-    The image's header is checked before anything is decoded (a 128-byte PNG can claim
+    The file is read bounded and non-blocking (a FIFO or device is refused unread); the
+    image's header is checked before anything is decoded (a 128-byte PNG can claim
     20000 x 20000 pixels), and large images are reduced while decoding where the format
     allows it (JPEG draft mode), so memory stays near ``max_pixels`` x 4 bytes."""
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):
         raise ConfigError(path, "reference file not found")
-    if p.suffix.lower() in (".svg", ".svgz"):
+    svg = p.suffix.lower() in (".svg", ".svgz")
+    try:  # an SVG is only checked here: the renderer reads it, with the same checks
+        data = read_regular_file(p, DEFAULT_LIMITS.max_file_bytes if svg
+                                 else MAX_REFERENCE_BYTES, within=within)
+    except SvglooError as exc:
+        raise ConfigError(path, f"cannot read reference: {exc.message}") from None
+    if svg:
         return render_svg(path)
     from PIL import Image, UnidentifiedImageError
 
     try:
         with warnings.catch_warnings():  # the size check below says it better
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            im = Image.open(p)
+            im = Image.open(io.BytesIO(data))
         with im:
             w, h = im.size
             if w * h > max_pixels:
@@ -188,5 +217,5 @@ def load_reference(spec: ReferenceSpec, size: int, full_render: np.ndarray,
         return Reference("text", spec.source, text=spec.text)
     if spec.kind == "self":
         return Reference("self", spec.source, image=full_render)
-    return Reference("image", spec.source, image=load_image_reference(spec.path, size,
-                                                                      render_svg))
+    return Reference("image", spec.source, image=load_image_reference(
+        spec.path, size, render_svg, within=spec.within))

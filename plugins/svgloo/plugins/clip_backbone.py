@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from svgloo.engine.errors import ConfigError
+from svgloo.engine.errors import ConfigError, SvglooError
+from svgloo.engine.files import read_regular_file
 from svgloo.engine.protocols import Reference
 from svgloo.plugins.torch_util import as_rgb_uint8, pick_device, require
 
@@ -30,6 +31,7 @@ _DEFAULT_CFG = {
 }
 
 _SCHEMAS = ("hf-hub:", "local-dir:")
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def _resolve_model_name(model_name: str) -> str:
@@ -49,9 +51,9 @@ def _resolve_model_name(model_name: str) -> str:
         path = Path(model_name).expanduser()
         if not path.is_file():
             raise ConfigError(None, f"open_clip model config file not found: {model_name}")
-        try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
+        try:  # bounded and non-blocking: a FIFO or /dev/zero named here is refused unread
+            cfg = json.loads(read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
+        except (SvglooError, ValueError) as e:
             raise ConfigError(None, f"cannot read open_clip model config {model_name}: {e}") from None
         if not isinstance(cfg, dict) or not all(k in cfg for k in ("embed_dim", "vision_cfg", "text_cfg")):
             raise ConfigError(None, f"{model_name} is not an open_clip model config "

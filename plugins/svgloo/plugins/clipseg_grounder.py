@@ -14,7 +14,8 @@ import numpy as np
 
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.protocols import Concept
-from svgloo.plugins.torch_util import as_rgb_uint8, hf_weight_files_cached, pick_device, require
+from svgloo.plugins.torch_util import (as_rgb_uint8, check_model_folder, hf_weight_files_cached,
+                                       pick_device, require)
 
 DEFAULT_MODEL_ID = "CIDAS/clipseg-rd64-refined"
 
@@ -38,6 +39,7 @@ class ClipSegGrounder:
         source = os.fspath(weights) if weights else model_id
         if weights and not os.path.isdir(source):
             raise ConfigError(None, f"CLIPSeg weights directory not found: {source}")
+        check_model_folder(source)
         self.model_id = source
         self.batch_size = max(1, int(batch_size))
         self.prompt = prompt

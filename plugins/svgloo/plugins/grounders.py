@@ -15,18 +15,24 @@
   mask is used when its score is > 0.3 and its area fraction is in [0.005, 0.95], else
   the concept is grounded by CLIPSeg (the grounder fills the dict the caller passes as
   ``options["rejected_masks"]``: concept index -> why). A mask without a score is the
-  user's own and is always used.
+  user's own and is always used. The files in the folder are read bounded and
+  non-blocking, and only when they resolve inside it (a FIFO, a link to ``/dev/zero`` or
+  out of the folder is an error naming the file, never a hang).
 """
 
 from __future__ import annotations
 
+import io
+import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from svgloo.engine.errors import ConfigError
+from svgloo.engine.errors import ConfigError, SvglooError
+from svgloo.engine.files import read_regular_file
 from svgloo.engine.protocols import Concept
 
 MASK_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
@@ -35,6 +41,17 @@ SCORES_FILE = "scores.json"
 # this range of area fractions (of the render); otherwise CLIPSeg grounds the concept.
 MIN_MASK_SCORE = 0.3
 MASK_AREA_RANGE = (0.005, 0.95)
+MAX_SCORES_BYTES = 1024 * 1024
+MAX_MASK_BYTES = 64 * 1024 * 1024
+
+
+def read_masks_file(masks_dir: Path, path: Path, max_bytes: int) -> bytes:
+    """A file of the masks folder: a regular file that resolves inside it, bounded."""
+    try:
+        return read_regular_file(path, max_bytes, within=masks_dir,
+                                 folder_name=f"the masks folder {masks_dir}")
+    except SvglooError as exc:
+        raise ConfigError(str(path), exc.message) from None
 
 
 def mask_accepted(score: float | None, area_fraction: float) -> bool:
@@ -51,8 +68,10 @@ def mask_names(masks_dir: str | Path) -> list[str]:
     folder = Path(masks_dir)
     if not folder.is_dir():
         raise ConfigError(str(folder), "masks directory not found")
+    # Everything but folders counts: a FIFO or bad link is then named when it is read,
+    # not silently left out.
     return sorted({p.stem for p in folder.iterdir()
-                   if p.is_file() and p.suffix.lower() in MASK_SUFFIXES})
+                   if not p.is_dir() and p.suffix.lower() in MASK_SUFFIXES})
 
 
 def mask_scores(masks_dir: str | Path) -> dict[str, float]:
@@ -60,11 +79,12 @@ def mask_scores(masks_dir: str | Path) -> dict[str, float]:
     import json
 
     path = Path(masks_dir) / SCORES_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
+    raw = read_masks_file(Path(masks_dir), path, MAX_SCORES_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(str(path), f"cannot read mask scores: {exc}") from None
     if not isinstance(data, dict) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()):
@@ -175,13 +195,15 @@ class MaskGrounder:
         for stem in (slug(name), name):
             for suffix in MASK_SUFFIXES:
                 p = masks_dir / f"{stem}{suffix}"
-                if p.is_file():
+                if os.path.lexists(p) and not p.is_dir():
                     return p
         return None
 
     def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
                  options: dict | None = None) -> np.ndarray:
         from PIL import Image, UnidentifiedImageError
+
+        from svgloo.engine.limits import DEFAULT_LIMITS
 
         options = options or {}
         masks_dir = options.get("masks_dir")
@@ -202,15 +224,26 @@ class MaskGrounder:
             if path is None:
                 raise ConfigError(str(masks_dir), f"no mask for concept {c.name!r} (expected "
                                                   f"{slug(c.name)}.png)")
+            data = read_masks_file(masks_dir, path, MAX_MASK_BYTES)
             try:
-                with Image.open(path) as im:
+                with warnings.catch_warnings():  # the pixel check below says it better
+                    warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                    im = Image.open(io.BytesIO(data))
+                with im:
+                    mw, mh = im.size
+                    if mw * mh > DEFAULT_LIMITS.max_reference_pixels:
+                        raise ConfigError(str(path), f"mask image is {mw} x {mh} pixels; the "
+                                                     "limit is "
+                                                     f"{DEFAULT_LIMITS.max_reference_pixels}")
                     im.load()
                     if im.mode in ("RGBA", "LA") or "transparency" in im.info:
                         im = im.convert("RGBA")
                         white = Image.new("RGBA", im.size, (0, 0, 0, 255))
                         im = Image.alpha_composite(white, im)
                     gray = im.convert("L").resize((w, h), Image.Resampling.BILINEAR)
-            except (UnidentifiedImageError, OSError) as exc:
+            except Image.DecompressionBombError as exc:
+                raise ConfigError(str(path), f"mask image is too large: {exc}") from None
+            except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
                 raise ConfigError(str(path), f"cannot read mask image: {exc}") from None
             out[k] = np.asarray(gray, np.float32) / 255.0
             score = next((scores[key] for key in (path.stem, c.name, slug(c.name))

@@ -7,6 +7,7 @@ to import the plugin modules to list their entry points.
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,41 @@ def hf_weights_available(model_id: str, filenames: tuple[str, ...] = ("config.js
         if not isinstance(hit, str) or not os.path.isfile(hit):
             return False
     return True
+
+
+def cached_model_folder(model_id: str) -> str | None:
+    """The folder ``from_pretrained(model_id)`` will read: the directory itself, or the
+    hub cache's snapshot holding its config.json (None when neither is there)."""
+    if os.path.isdir(model_id):
+        return model_id
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(repo_id=model_id, filename="config.json")
+    except Exception:  # no huggingface_hub, malformed repo id, unreadable cache
+        return None
+    return os.path.dirname(hit) if isinstance(hit, str) else None
+
+
+def check_model_folder(model_id: str) -> None:
+    """Refuse a model folder holding anything but regular files before a library reads
+    it: transformers would block forever on a FIFO named config.json, or read a link to
+    /dev/zero until memory runs out. Links are followed (the hub cache's snapshots are
+    links into its blobs/); only what they lead to is checked."""
+    folder = cached_model_folder(model_id)
+    if folder is None:
+        return
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                continue  # a dangling link: the library names the missing file
+            if not stat.S_ISREG(mode):
+                raise ConfigError(path, "not a regular file (a device, pipe or socket) in a "
+                                        "model folder; the model is not loaded")
 
 
 def hf_weight_files_cached(model_id: str) -> bool:

@@ -17,7 +17,8 @@ import numpy as np
 
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.protocols import Concept
-from svgloo.plugins.torch_util import as_rgb_uint8, hf_weight_files_cached, pick_device, require
+from svgloo.plugins.torch_util import (as_rgb_uint8, check_model_folder, hf_weight_files_cached,
+                                       pick_device, require)
 
 DEFAULT_MODEL_ID = "Qwen/Qwen2-VL-2B-Instruct"
 MAX_CONCEPTS = 8
@@ -114,6 +115,7 @@ class VlmConceptSource:
         source = os.fspath(weights) if weights else model_id
         if weights and not os.path.isdir(source):
             raise ConfigError(None, f"VLM weights directory not found: {source}")
+        check_model_folder(source)
         self.model_id = source
         self.max_new_tokens = max(1, int(max_new_tokens))
         self.max_side = max(28, int(max_side))
