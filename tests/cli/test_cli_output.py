@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import re
+import time
 
 import pytest
 
@@ -225,7 +226,8 @@ def test_view_names_missing_xcb_libraries():
 
 @pytest.mark.slow
 def test_watch_scores_existing_drawings_but_not_sidecars(tmp_path):
-    from svgloo.cli_daemon import _score_existing
+    """The first pass of ``svgloo watch`` (the service's ``score_existing``, through the
+    watcher's own checks) scores the drawing and skips its sidecar and other files."""
     from svgloo.daemon.client import settings_dict
     from svgloo.daemon.service import ScoringService
     from svgloo.engine.score import ScoreSettings
@@ -237,11 +239,16 @@ def test_watch_scores_existing_drawings_but_not_sidecars(tmp_path):
     events = []
     service = ScoringService()
     try:
-        _score_existing(service, str(tmp_path), settings_dict(ScoreSettings(backbone="pixel")),
-                        events.append)
+        service.watch(str(tmp_path), settings_dict(ScoreSettings(backbone="pixel")),
+                      on_event=events.append)
+        service.score_existing(str(tmp_path))
+        deadline = time.monotonic() + 300  # a hang detector, not a timing assertion
+        while not any(e["event"] == "result" for e in events) and time.monotonic() < deadline:
+            time.sleep(0.1)
     finally:
         service.close()
         service.pool.close()
-    assert [(e["event"], e["path"]) for e in events] == [("result",
-                                                          str(tmp_path / "ball.svg"))]
-    assert events[0]["result"]["summary"]["units"] >= 3
+    results = [(e["event"], e["path"]) for e in events if e["event"] in ("result", "error")]
+    assert results == [("result", str(tmp_path / "ball.svg"))]
+    result = next(e for e in events if e["event"] == "result")
+    assert result["result"]["summary"]["units"] >= 3
