@@ -259,7 +259,6 @@ def _findings_cell(r: dict) -> str:
 
 
 def _label(r: dict) -> str:
-    label = r["tag"] + (f"#{r['id']}" if r["id"] else "")
-    if r["subpath"] is not None:
-        label += f" subpath {r['subpath']}"
-    return label
+    from svgloo.engine.describe import describe_unit
+
+    return describe_unit(r)   # the same name the footprint tiles and reports use
