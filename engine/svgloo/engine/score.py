@@ -20,6 +20,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
 from svgloo.engine.progress import Stage, WorkProgress
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
+from svgloo.engine.reference_checks import reference_warnings
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet, extract_units
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -152,6 +153,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     reference = load_reference(
         spec, settings.size, loo.full,
         lambda p: _render_svg_reference(p, settings.size, limits, pool))
+    warnings += reference_warnings(doc, spec, reference.image if spec.kind == "image" else None,
+                                   limits)
     prepared = backbone.prepare(reference)
     full_score = float(backbone.similarity(loo.full[None], prepared)[0])
     if hasattr(backbone, "similarity_patched"):
