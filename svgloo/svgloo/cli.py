@@ -61,6 +61,15 @@ def _exit_on_termination() -> None:
             signal.signal(sig, on_signal)
 
 
+def error_line(exc, file: str | None) -> str:
+    """``svgloo: error: FILE: message``. An error raised without a file (a setting the
+    engine checks before it knows which file) names the file the command was given, not
+    the engine's ``<input>`` placeholder."""
+    if exc.file == "<input>":
+        return f"svgloo: error: {file}: {exc.message}" if file else f"svgloo: error: {exc.message}"
+    return f"svgloo: error: {exc}"
+
+
 def main(argv: list[str] | None = None) -> int:
     from svgloo.engine.errors import SvglooError
 
@@ -73,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except SvglooError as exc:
-        print(f"svgloo: error: {exc}", file=sys.stderr)
+        print(error_line(exc, getattr(args, "file", None)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("svgloo: interrupted", file=sys.stderr)

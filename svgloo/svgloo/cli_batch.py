@@ -21,6 +21,9 @@ def register(sub) -> None:
                    help="worker processes, each rendering with one engine worker (default: "
                         f"one per CPU core, here {default_workers()})")
     p.add_argument("--structure", action="store_true", help="also run structure analysis")
+    p.add_argument("--html", metavar="FILE",
+                   help="also write a self-contained HTML report: a sortable row per file "
+                        "with its thumbnail, verdict counts and its worst units' footprints")
     p.add_argument("--no-score", dest="score", action="store_false",
                    help="skip leave-one-out scoring (with --structure)")
     p.add_argument("--shard", metavar="I/N",
@@ -71,4 +74,9 @@ def run(args) -> int:
           f"in {counts['seconds']:.1f} s"
           + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')})" if fps else ""))
     print(f"results: {args.out}/results.jsonl, summary: {args.out}/summary.csv")
+    if args.html:
+        from svgloo.validation.html_report import write_batch_report
+
+        settings = settings_from_args(args)
+        print(f"report: {write_batch_report(args.out, files, counts['settings_key'], args.html, settings.limits)}")
     return 1 if counts["error"] else 0

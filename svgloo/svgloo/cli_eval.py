@@ -69,6 +69,8 @@ def register(sub) -> None:
                    help="local weights for a model metric (e.g. clip=/path/ViT-L-14.pt); "
                         "without them model metrics are reported as skipped")
     p.add_argument("--plot", metavar="PNG", help="write metric histograms to this PNG")
+    p.add_argument("--html", metavar="FILE",
+                   help="write a self-contained HTML report (histograms, sortable samples)")
     p.set_defaults(func=run)
 
 
@@ -132,6 +134,10 @@ def run(args) -> int:
         atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
     if args.plot:
         write_histograms(result, args.plot)
+    if args.html:
+        from svgloo.validation.html_report import write_eval_report
+
+        print(f"report: {write_eval_report(result, args.html)}", file=sys.stderr)
     if args.json:
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")

@@ -222,8 +222,7 @@ def print_table(result: dict, out=None) -> None:
     print(f"{result['file']}", file=out)
     print(f"  backbone: {result['backbone']} ({result['backbone_detail']['description']}; "
           f"{result['backbone_detail']['reason']})", file=out)
-    print(f"  reference: {result['reference']['kind']} - {result['reference']['source']}",
-          file=out)
+    print(f"  reference: {reference_text(result['reference'])}", file=out)
     print(f"  method: {result['method']}, {result['render_size']} px, full score "
           f"{result['full_score']:.4f}", file=out)
     for w in result.get("warnings", []):
@@ -248,7 +247,25 @@ def print_table(result: dict, out=None) -> None:
     for note in result.get("notes", []):
         print(f"  note: {note}", file=out)
     t = result["timings"]
-    print(f"  {plural(t['renders'], 'render')} in {t['total_s']:.2f} s", file=out)
+    if t.get("cached"):
+        cold = t.get("cold_total_s")
+        print(f"  cached answer from the daemon in {t['total_s']:.2f} s (nothing rendered now"
+              + (f"; computing it took {cold:.2f} s)" if cold is not None else ")"), file=out)
+    else:
+        print(f"  {plural(t['renders'], 'render')} in {t['total_s']:.2f} s", file=out)
+
+
+def reference_text(reference: dict) -> str:
+    """What the units were compared against, in words: ``--reference x.svg (an SVG
+    rendered the same way as the file)``, ``--reference x.png (an image)``,
+    ``<title>/<desc> (text)``, or the self-analysis sentence."""
+    kind, source = reference.get("kind"), reference.get("source", "?")
+    if kind == "image":
+        svg = source.lower().endswith((".svg", ".svgz"))
+        return f"{source} ({'an SVG rendered the same way as the file' if svg else 'an image'})"
+    if kind == "text":
+        return f"{source} (text)"
+    return source
 
 
 def _findings_cell(r: dict) -> str:
@@ -262,7 +279,6 @@ def _findings_cell(r: dict) -> str:
 
 
 def _label(r: dict) -> str:
-    label = r["tag"] + (f"#{r['id']}" if r["id"] else "")
-    if r["subpath"] is not None:
-        label += f" subpath {r['subpath']}"
-    return label
+    from svgloo.engine.describe import describe_unit
+
+    return describe_unit(r)   # the same name the footprint tiles and reports use

@@ -252,3 +252,64 @@ def test_watch_scores_existing_drawings_but_not_sidecars(tmp_path):
     assert results == [("result", str(tmp_path / "ball.svg"))]
     result = next(e for e in events if e["event"] == "result")
     assert result["result"]["summary"]["units"] >= 3
+
+
+# --- wording (issue 26) ---------------------------------------------------------------
+
+def test_reference_line_says_what_the_reference_is():
+    from svgloo.cli_score import reference_text
+
+    assert reference_text({"kind": "image", "source": "--reference x.svg"}) == (
+        "--reference x.svg (an SVG rendered the same way as the file)")
+    assert reference_text({"kind": "image", "source": "sidecar cat.ref.png"}) == (
+        "sidecar cat.ref.png (an image)")
+    assert reference_text({"kind": "text", "source": "<title>/<desc>"}) == "<title>/<desc> (text)"
+    assert " - " not in reference_text({"kind": "image", "source": "--reference x.svg"})
+
+
+def test_an_error_without_a_file_names_the_given_file(capsys):
+    from svgloo.cli import main
+
+    code = main(["score", str(EXAMPLES / "billiards.svg"), "--backbone", "pixel",
+                 "--precision", "int8"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"svgloo: error: {EXAMPLES / 'billiards.svg'}: the pixel backbone")
+    assert "<input>" not in err
+
+
+def test_a_cached_answer_says_cached_not_zero_renders():
+    import io
+
+    from svgloo.cli_score import print_table
+
+    result = {"file": "a.svg", "backbone": "pixel",
+              "backbone_detail": {"description": "d", "reason": "r"},
+              "reference": {"kind": "self", "source": "self-analysis"}, "method": "fast",
+              "render_size": 96, "full_score": 1.0, "units": [],
+              "summary": {"units": 0, "helpful": 0, "harmful": 0, "neutral": 0,
+                          "invisible": 0},
+              "timings": {"renders": 0, "total_s": 0.001, "cached": True,
+                          "cold_total_s": 2.5}}
+    out = io.StringIO()
+    print_table(result, out)
+    text = out.getvalue()
+    assert "cached answer from the daemon in 0.00 s" in text and "took 2.50 s" in text
+    assert "0 renders" not in text
+    result["timings"] = {"renders": 1, "total_s": 0.5}
+    out = io.StringIO()
+    print_table(result, out)
+    assert "1 render in 0.50 s" in out.getvalue()
+
+
+def test_eval_summary_says_one_worker():
+    import io
+
+    from svgloo.evals.report import print_table
+
+    result = {"suite": "s", "task": "t", "upstream": "u", "config": {}, "samples": [],
+              "summary": {}, "skipped_metrics": [], "warnings": [],
+              "timings": {"total_s": 1.0, "per_sample_s": None, "workers": 1}}
+    out = io.StringIO()
+    print_table(result, out)
+    assert "1 worker)" in out.getvalue() and "1 workers" not in out.getvalue()

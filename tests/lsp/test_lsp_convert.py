@@ -164,6 +164,28 @@ def test_purity_diagnostics_name_the_mixed_concepts():
     assert edit.edits[0].new_text.count("<path") == 2
 
 
+def test_purity_diagnostics_skip_negligible_shares_and_one_paint_regions():
+    text = '<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0h4v4z M6 6h2v2z"/></svg>'
+    spans = [(text.index("<path"), text.index("/>") + 2)]
+    lines = LineIndex(text, UTF16)
+    from svgloo.lsp.convert import purity_diagnostics, structure_rows
+
+    def diagnose(concepts, weights):
+        structure = {"concepts": concepts, "attribution": [weights],
+                     "units": [{"index": 0, "active": True, "primary": 0,
+                                "purity": max(weights) / sum(weights)}]}
+        return purity_diagnostics(structure_rows(structure, spans), lines, DiagnosticOptions())
+
+    named = [{"name": "wheel"}, {"name": "frame"}, {"name": "bell"}]
+    [d] = diagnose(named, [0.55, 0.445, 0.005])
+    assert "wheel (55%)" in d.message and "frame (44%)" in d.message
+    assert "bell" not in d.message and "(0%)" not in d.message
+    black = [{"name": f"black region, {where}", "source": "regions", "color": "#000000"}
+             for where in ("top", "left", "bottom")]
+    assert diagnose(black, [0.34, 0.33, 0.33]) == []
+    assert diagnose(named, [0.95, 0.04, 0.01]) == []
+
+
 def test_remove_all_invisible_is_one_non_overlapping_edit_set():
     from svgloo.engine.score import ScoreSettings, score_text
 

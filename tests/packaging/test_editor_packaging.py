@@ -162,6 +162,34 @@ def test_ci_script_skips_without_node(tmp_path):
     assert "SKIP" in result.stdout
 
 
+def test_npm_test_runs_every_node_test_file(package_json):
+    """A node test file left out of `npm test` would never run in ci.sh."""
+    listed = set(package_json["scripts"]["test"].split())
+    for test_file in sorted((VSCODE / "test").glob("*.test.js")):
+        assert f"test/{test_file.name}" in listed, test_file.name
+
+
+def test_server_discovery_under_node(tmp_path):
+    """The pure discovery logic (src/discovery.ts) and chooseLaunch's fallback to a pipx
+    install or a workspace .venv, compiled with the extension's own tsc into a temporary
+    folder and run with node's test runner (skipped before `npm ci` in packaging/vscode)."""
+    node = shutil.which("node")
+    tsc = VSCODE / "node_modules" / "typescript" / "bin" / "tsc"
+    if not node or not tsc.is_file():
+        pytest.skip("node or packaging/vscode/node_modules (npm ci) missing")
+    out = tmp_path / "out"
+    subprocess.run([node, str(tsc), "-p", str(VSCODE), "--outDir", str(out)], check=True,
+                   capture_output=True, text=True, timeout=300)
+    (tmp_path / "test").mkdir()
+    test_file = tmp_path / "test" / "discovery.test.js"
+    shutil.copy(VSCODE / "test" / "discovery.test.js", test_file)
+    result = subprocess.run([node, "--test", str(test_file)], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert re.search(r"^# pass [1-9]", result.stdout, re.M)
+    assert re.search(r"^# fail 0", result.stdout, re.M)
+
+
 def test_vscode_readme_covers_editor_associations():
     readme = (VSCODE / "README.md").read_text(encoding="utf-8")
     assert "workbench.editorAssociations" in readme and '"*.svg": "default"' in readme

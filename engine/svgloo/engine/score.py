@@ -18,8 +18,9 @@ from svgloo.engine.findings import (HIDDEN_DEFAULT, SPECK_DEFAULT, FindingThresh
                                     count_findings, find_all, findings_steps)
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
-from svgloo.engine.progress import Stage, WorkProgress
+from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
+from svgloo.engine.reference_checks import reference_warnings
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet, extract_units
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -142,8 +143,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
 
     thresholds = FindingThresholds(settings.speck_threshold, settings.hidden_threshold)
     work = WorkProgress.of(progress)
-    scoring = work.stage(len(units.units))
-    finding = work.stage(findings_steps(units, thresholds))
+    scoring = work.stage(len(units.units), ARRAY_STEP)
+    finding = work.stage(findings_steps(units, thresholds), ARRAY_STEP)
     # Findings render units alone; a shared cache reuses loo_fast's single-unit layers.
     layer_cache = {} if layer_cache is None else layer_cache
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
@@ -152,6 +153,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     reference = load_reference(
         spec, settings.size, loo.full,
         lambda p: _render_svg_reference(p, settings.size, limits, pool))
+    warnings += reference_warnings(doc, spec, reference.image if spec.kind == "image" else None,
+                                   limits)
     prepared = backbone.prepare(reference)
     full_score = float(backbone.similarity(loo.full[None], prepared)[0])
     if hasattr(backbone, "similarity_patched"):

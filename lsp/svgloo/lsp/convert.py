@@ -13,11 +13,14 @@ that one character back (``engine_base``).
 from __future__ import annotations
 
 import bisect
+import math
 import hashlib
 import re
 from dataclasses import dataclass
 
 from lsprotocol import types
+
+from svgloo.structure.purity import mixed_concepts
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
@@ -214,9 +217,11 @@ def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions
 
 def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:
     """Per structure unit: offsets, purity, primary concept and the concepts it mixes
-    (names with their share of the unit's attribution, largest first). ``spans`` are the
-    engine offsets of the structure's units (whole elements), in unit order."""
-    names = [c.get("name", "?") for c in structure.get("concepts", [])]
+    (names with their share of the unit's attribution, largest first; empty when it draws
+    one thing: svgloo.structure.purity decides). ``spans`` are the engine offsets of the
+    structure's units (whole elements), in unit order."""
+    concepts = structure.get("concepts", [])
+    names = [c.get("name", "?") for c in concepts]
     attribution = structure.get("attribution") or []
     rows = []
     for u in structure.get("units", []):
@@ -224,35 +229,41 @@ def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:
         if i >= len(spans):
             continue
         weights = attribution[i] if i < len(attribution) else []
-        total = sum(max(0.0, float(w)) for w in weights) or 1.0
-        mix = sorted(((names[k] if k < len(names) else f"concept {k}", max(0.0, float(w)) / total)
-                      for k, w in enumerate(weights) if float(w) > 0),
-                     key=lambda t: -t[1])
         primary = u.get("primary")
         if isinstance(primary, int) and 0 <= primary < len(names):
             primary = names[primary]
         rows.append({"index": i, "offsets": list(spans[i]), "active": bool(u.get("active")),
-                     "purity": u.get("purity"), "primary": primary, "mix": mix})
+                     "purity": u.get("purity"), "primary": primary,
+                     "mix": mixed_concepts(weights, concepts)})
     return rows
 
 
 def purity_diagnostics(rows: list[dict], lines: LineIndex, options: DiagnosticOptions,
                        version: int | None = None) -> list[types.Diagnostic]:
+    """An Information diagnostic per active unit whose purity is below the threshold and
+    that mixes at least two distinct concepts (svgloo.structure.purity: shares under 10%
+    and same-paint colour regions do not count)."""
     if not options.purity:
         return []
     out = []
     for row in rows:
         purity = row.get("purity")
-        if not row["active"] or purity is None or float(purity) >= options.purity_threshold:
+        if (not row["active"] or purity is None or float(purity) >= options.purity_threshold
+                or len(row["mix"]) < 2):
             continue
         start, end = row["offsets"]
-        mixed = ", ".join(f"{name} ({share:.0%})" for name, share in row["mix"][:4]) or "?"
+        shown = row["mix"][:4]
+        mixed = ", ".join(f"{name} ({share:.0%})" for name, share in shown)
+        if len(row["mix"]) > len(shown):
+            mixed += f" and {len(row['mix']) - len(shown)} more"
         data = {"structure_unit": row["index"], "offsets": [start, end], "version": version,
                 "hash": text_hash(lines.engine_slice(start, end)), "purity": float(purity)}
         out.append(types.Diagnostic(
             range=lines.engine_range(start, end), severity=types.DiagnosticSeverity.Information,
             source=SOURCE, code="low-purity", data=data,
-            message=f"element mixes concepts {mixed}; purity {float(purity):.2f} "
+            # rounded down: a purity of 0.598 must not read "0.60 (< 0.6)"
+            message=f"element mixes concepts {mixed}; purity "
+                    f"{math.floor(float(purity) * 100) / 100:.2f} "
                     f"(< {options.purity_threshold:g})"))
     return out
 

@@ -6,6 +6,7 @@
 // template, it runs the server with the interpreter the Python extension has selected
 // (`<python> -m svgloo lsp`) and restarts it when that selection changes.
 
+import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { PythonExtension } from '@vscode/python-extension';
@@ -16,6 +17,7 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from 'vscode-languageclient/node';
+import { discoveryCandidates } from './discovery';
 import { chooseLaunch, pythonHasSvgloo, restartOnInterpreterChange } from './interpreter';
 import { expandPath, hasSvgRoot, installAdvice, Launch } from './launch';
 
@@ -211,7 +213,8 @@ async function start(): Promise<void> {
 }
 
 /** svgloo.interpreter, else a svgloo.command the user set, else the Python extension's
- *  interpreter (if it has svgloo), else `svgloo` on PATH; each decision goes to the log. */
+ *  interpreter (if it has svgloo), else `svgloo` on PATH, else a workspace .venv or pipx's
+ *  svgloo; each decision goes to the log. */
 async function serverLaunch(): Promise<Launch> {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const command = cfg.inspect<unknown>('command');
@@ -228,6 +231,14 @@ async function serverLaunch(): Promise<Launch> {
     pythonExtensionInterpreter: await selectedInterpreter(),
     folder,
     hasSvgloo: (exe) => pythonHasSvgloo(exe, folder),
+    // A workspace .venv is tried only in a trusted workspace (it is the workspace's code).
+    candidates: discoveryCandidates({
+      folder,
+      trusted: vscode.workspace.isTrusted,
+      home: os.homedir(),
+      env: process.env,
+      platform: process.platform,
+    }),
   });
   for (const line of decision.log) {
     output.info(line);

@@ -1,9 +1,12 @@
 // Which program runs the language server: the svgloo.interpreter / svgloo.command overrides,
 // else the interpreter the Python extension (ms-python.python) has selected, else `svgloo`
-// on PATH. Plain node (no vscode import) so that test/interpreter.test.js can run it.
+// on PATH, else a workspace .venv or pipx's svgloo (discovery.ts). Plain node (no vscode
+// import) so that test/interpreter.test.js can run it.
 
 import { execFile } from 'child_process';
-import { findExecutable, installAdvice, Launch, resolveLaunch } from './launch';
+import * as os from 'os';
+import { Candidate, describeTried, discoveryCandidates } from './discovery';
+import { findExecutable, installAdvice, isExecutableFile, Launch, resolveLaunch } from './launch';
 
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
 
@@ -23,6 +26,9 @@ export interface LaunchInputs {
   folder: string | undefined;
   /** Whether `python` can import svgloo (injected so tests need no real interpreter). */
   hasSvgloo: (python: string) => Promise<boolean>;
+  /** Where else to look after PATH (default: discoveryCandidates for this machine, with
+   *  the workspace trusted). */
+  candidates?: Candidate[];
 }
 
 export interface LaunchDecision {
@@ -60,6 +66,7 @@ export async function chooseLaunch(inputs: LaunchInputs): Promise<LaunchDecision
     return { launch: resolveLaunch('', inputs.commandSetting, inputs.folder), log };
   }
 
+  const tried: { label: string; path?: string; why: string }[] = [];
   const selected = inputs.pythonExtensionInterpreter;
   if (selected) {
     if (await inputs.hasSvgloo(selected)) {
@@ -67,8 +74,10 @@ export async function chooseLaunch(inputs: LaunchInputs): Promise<LaunchDecision
       return { launch: { command: selected, args: ['-m', 'svgloo', 'lsp'] }, log };
     }
     log.push(`the interpreter selected in the Python extension (${selected}) cannot import svgloo.`);
+    tried.push({ label: 'the interpreter selected in the Python extension', path: selected, why: 'no svgloo module' });
   } else {
     log.push('no interpreter from the Python extension (not installed, or none selected).');
+    tried.push({ label: 'the Python extension', why: 'no interpreter selected (or the extension is not installed)' });
   }
 
   const onPath = findExecutable('svgloo', inputs.folder);
@@ -76,9 +85,34 @@ export async function chooseLaunch(inputs: LaunchInputs): Promise<LaunchDecision
     log.push(`using svgloo on PATH: ${onPath}`);
     return { launch: { command: onPath, args: ['lsp'] }, log };
   }
+  tried.push({ label: 'svgloo on PATH', why: 'not found' });
+
+  const candidates =
+    inputs.candidates ??
+    discoveryCandidates({ folder: inputs.folder, trusted: true, home: os.homedir(), env: process.env, platform: process.platform });
+  for (const candidate of candidates) {
+    if (!isExecutableFile(candidate.path)) {
+      tried.push({ label: candidate.label, path: candidate.path, why: 'not found' });
+      continue;
+    }
+    if (candidate.kind === 'python') {
+      if (!(await inputs.hasSvgloo(candidate.path))) {
+        tried.push({ label: candidate.label, path: candidate.path, why: 'no svgloo module' });
+        continue;
+      }
+      log.push(`using ${candidate.label}: ${candidate.path}`);
+      return { launch: { command: candidate.path, args: ['-m', 'svgloo', 'lsp'] }, log };
+    }
+    log.push(`using ${candidate.label}: ${candidate.path}`);
+    return { launch: { command: candidate.path, args: ['lsp'] }, log };
+  }
   const where = selected ? `the selected interpreter ${selected} has no svgloo module and` : '';
   return {
-    launch: { error: `${where ? where + ' ' : ''}the command "svgloo" was not found on PATH. ${installAdvice()}` },
+    launch: {
+      error:
+        `${where ? where + ' ' : ''}the command "svgloo" was not found on PATH or in the usual places. ` +
+        `Tried: ${describeTried(tried)}. ${installAdvice()}`,
+    },
     log,
   };
 }

@@ -40,6 +40,7 @@ function inputs(overrides) {
     pythonExtensionInterpreter: undefined,
     folder: undefined,
     hasSvgloo: async () => true,
+    candidates: [], // no pipx / workspace .venv lookups on the test machine (test/discovery.test.js)
     ...overrides,
   };
 }

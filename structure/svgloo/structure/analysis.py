@@ -329,9 +329,13 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
 
     concept_rows = []
     for j, c in enumerate(concepts):
-        concept_rows.append({"name": c.name, "source": c.source,
-                             "units": [i for i in range(len(units)) if m.primary[i] == j],
-                             "heat_mass": round(float(heatmaps[j].sum()), 3)})
+        row = {"name": c.name, "source": c.source,
+               "units": [i for i in range(len(units)) if m.primary[i] == j],
+               "heat_mass": round(float(heatmaps[j].sum()), 3)}
+        if c.source == "regions":
+            # a colour region's paint: the low-purity rule counts same-paint regions once
+            row["color"] = _median_hex(render, heatmaps[j] > 0.5)
+        concept_rows.append(row)
     unit_rows = []
     for u in units.units:
         i = u.index
@@ -377,6 +381,14 @@ def structure_document(doc: Document, settings: StructureSettings = StructureSet
         # the other readings of eq. 8 and 9, beside the headline values
         result["readings"] = {k: _r(m.extra.get(k)) for k in READINGS}
     return StructureRun(result, doc, units, loo, list(concepts), heatmaps, A, m)
+
+
+def _median_hex(render: np.ndarray, mask: np.ndarray) -> str | None:
+    """``#rrggbb`` of the per-channel median colour of ``render`` under ``mask``."""
+    if render.shape[:2] != mask.shape or not mask.any():
+        return None
+    r, g, b = (int(round(v)) for v in np.median(render[mask][:, :3].astype(np.float64), axis=0))
+    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 READINGS = ("locality_paper", "locality_packed", "compactness_column")
