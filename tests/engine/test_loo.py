@@ -28,7 +28,7 @@ def _max_diff(fast, naive, n):
 # over both cores (pytest-xdist); the two methods run back to back on the same pool, whose
 # time limits are the hang detector's (conftest.result_test_limits). The hang detector is
 # longer here than the suite's 600 s: logos/memgraph.svg took 220 s at load 9-11 on 2 cores
-# and passed 600 s at load 13 (2026-11-25, one render worker, busy loops beside it).
+# and 891 s at load 12-13 (four busy loops beside it; 2026-11-25, one render worker).
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
