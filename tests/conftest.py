@@ -34,10 +34,33 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
+def hang_detector_s() -> float:
+    """pytest-timeout's per-test limit (pyproject.toml): the suite's hang detector."""
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        return float(tomllib.load(fh)["tool"]["pytest"]["ini_options"]["timeout"])
+
+
+def result_test_limits():
+    """Engine limits for tests about results, not limits (fast equals naive, scores,
+    findings): the time limits are as long as the hang detector, so a slow or loaded
+    machine cannot fail them (a render of logos/memgraph.svg passed the 60 s default at
+    load 8-16) while a real hang still ends the test. Size and memory limits are the
+    defaults. Tests about limits build their own pools."""
+    from dataclasses import replace
+
+    from svgloo.engine.limits import DEFAULT_LIMITS
+
+    hang = hang_detector_s()
+    return replace(DEFAULT_LIMITS, render_timeout_s=hang, render_cpu_s=int(hang),
+                   document_timeout_s=hang)
+
+
 @pytest.fixture(scope="session")
 def render_pool():
     from svgloo.engine.workers import RenderPool
 
-    pool = RenderPool()
+    pool = RenderPool(limits=result_test_limits())
     yield pool
     pool.close()

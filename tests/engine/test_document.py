@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 
 import pytest
@@ -10,6 +11,7 @@ from lxml import etree
 from svgloo.engine.document import load_document, parse_document
 from svgloo.engine.errors import InputError, LimitError
 from svgloo.engine.limits import Limits
+from svgloo.engine.score import score_document
 
 from conftest import corpus_files
 
@@ -103,3 +105,81 @@ def test_element_count_limit():
     data = ("<svg xmlns='http://www.w3.org/2000/svg'>" + "<rect/>" * 50 + "</svg>").encode()
     with pytest.raises(LimitError, match="elements"):
         parse_document(data, "many.svg", Limits(max_elements=20))
+
+
+# -- UTF-16 files --------------------------------------------------------------------------
+
+UTF16_SOURCE = "twemoji/1f387.svg"
+# characters beyond ASCII and beyond the BMP (two UTF-16 code units), so that offsets are
+# seen to count characters of the decoded text, not bytes or code units
+MARK = "<!-- caf\u00e9 \U0001F3B1 -->\n"
+
+
+def _comparable(result: dict, offsets: bool = True) -> dict:
+    drop = set() if offsets else {"offsets", "range"}
+    return {"full_score": result["full_score"], "summary": result["summary"],
+            "units": [{k: v for k, v in u.items() if k not in drop} for u in result["units"]]}
+
+
+@pytest.mark.parametrize("codec, bom", [("utf-16-le", codecs.BOM_UTF16_LE),
+                                        ("utf-16-be", codecs.BOM_UTF16_BE)],
+                         ids=["little-endian", "big-endian"])
+def test_utf16_file_with_bom_scores_as_its_utf8_original(corpus_dir, render_pool, tmp_path,
+                                                         codec, bom):
+    text = MARK + (corpus_dir / UTF16_SOURCE).read_text(encoding="utf-8")
+    utf8, utf16 = tmp_path / "utf8.svg", tmp_path / "utf16.svg"
+    utf8.write_bytes(text.encode("utf-8"))
+    utf16.write_bytes(bom + text.encode(codec))
+    doc8, doc16 = load_document(utf8), load_document(utf16)
+    assert doc16.text == doc8.text == text
+    assert doc16.elements == doc8.elements
+    want = score_document(doc8, pool=render_pool).result
+    got = score_document(doc16, pool=render_pool).result
+    assert _comparable(got) == _comparable(want)
+
+
+def test_utf16_file_named_by_its_declaration_scores_as_utf8(corpus_dir, render_pool, tmp_path):
+    """No byte-order mark, big-endian: the declaration and the '<' byte pattern decide; the
+    renderer is handed UTF-8 bytes and must not believe the declaration."""
+    body = (corpus_dir / UTF16_SOURCE).read_text(encoding="utf-8")
+    declared = '<?xml version="1.0" encoding="UTF-16"?>\n' + MARK + body
+    path = tmp_path / "declared.svg"
+    path.write_bytes(declared.encode("utf-16-be"))
+    doc = load_document(path)
+    assert doc.text == declared
+    want = score_document(parse_document((MARK + body).encode("utf-8"), "plain.svg"),
+                          pool=render_pool).result
+    got = score_document(doc, pool=render_pool).result
+    assert _comparable(got, offsets=False) == _comparable(want, offsets=False)
+    shift = len(declared) - len(MARK + body)
+    assert [u["offsets"] for u in got["units"]] == [[a + shift, b + shift] for a, b in
+                                                   (u["offsets"] for u in want["units"])]
+
+
+# -- nesting ---------------------------------------------------------------------------------
+
+def _nested(levels: int) -> bytes:
+    """An <svg> holding ``levels`` nested groups around one rect: levels + 2 deep."""
+    return ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4">' + "<g>" * levels
+            + '<rect width="2" height="2"/>' + "</g>" * levels + "</svg>").encode()
+
+
+def test_deep_nesting_is_refused_with_svgloos_limit_in_its_own_words():
+    with pytest.raises(LimitError) as info:
+        parse_document(_nested(300), "deep.svg")
+    message = str(info.value)
+    assert message.startswith("deep.svg: ")
+    assert f"more than {Limits().max_nesting_depth} levels deep" in message
+    assert "svgloo's nesting limit" in message
+    assert "XML_PARSE_HUGE" not in message
+    # the limit is the deepest document that still parses (svg + 254 groups + rect)
+    assert len(parse_document(_nested(Limits().max_nesting_depth - 2), "ok.svg").elements) \
+        == Limits().max_nesting_depth
+    with pytest.raises(LimitError, match="more than 256 levels"):
+        parse_document(_nested(Limits().max_nesting_depth - 1), "deep.svg")
+
+
+def test_a_smaller_nesting_limit_is_applied_after_parsing():
+    assert len(parse_document(_nested(8), "ok.svg", Limits(max_nesting_depth=10)).elements) == 10
+    with pytest.raises(LimitError, match="more than 10 levels deep"):
+        parse_document(_nested(9), "deep.svg", Limits(max_nesting_depth=10))

@@ -287,7 +287,7 @@ async def test_malformed_and_non_svg_documents_give_one_error(client: LanguageCl
     # ... but the error belongs on the element left open: <rect on line 1.
     rect_at = bad.index("<rect")
     assert d.range == span_range(bad, rect_at, rect_at + len("<rect"), enc)
-    assert "malformed XML" in d.message
+    assert d.message.startswith(NOT_ANALYSED + "malformed XML")
 
     html = "<html><body>not a picture</body></html>\n"
     uri2 = open_doc(client, tmp_path / "page.svg", html)
@@ -301,6 +301,54 @@ async def test_malformed_and_non_svg_documents_give_one_error(client: LanguageCl
     uri3 = open_doc(client, tmp_path / "good.svg", good)
     diags = await diagnostics(client, uri3, 1)
     assert not [d for d in diags if d.severity == types.DiagnosticSeverity.Error]
+
+
+NOT_ANALYSED = "svgloo did not analyse this document: "
+
+
+def refused_documents() -> dict[str, tuple[str, str]]:
+    """Documents the engine refuses, each with what its message must say; a comment
+    before the root holds "<svg" to show the Warning goes on the real root tag."""
+    from svgloo.engine.limits import Limits
+
+    limits = Limits()
+    head = ('<?xml version="1.0"?>\n<!-- drawn from <svg> sources -->\n'
+            '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
+            ' viewBox="0 0 10 10">\n')
+    bomb = ['<defs><rect id="l0" width="1" height="1"/>']
+    for i in range(1, 8):
+        bomb.append(f'<g id="l{i}">' + f'<use xlink:href="#l{i - 1}"/>' * 10 + "</g>")
+    bomb.append('</defs><use xlink:href="#l7"/>')
+    return {
+        # over the size limit: the case that once gave no diagnostics at all
+        "big.svg": (head + "<!--" + "x" * limits.max_inflated_bytes + "-->\n</svg>\n",
+                    f"larger than {limits.max_inflated_bytes} bytes"),
+        "many.svg": (head + "<g/>" * limits.max_elements + "</svg>\n",
+                     f"the limit is {limits.max_elements}"),
+        "deep.svg": (head + "<g>" * 300 + "</g>" * 300 + "</svg>\n",
+                     f"more than {limits.max_nesting_depth} levels deep (svgloo's nesting "
+                     "limit)"),
+        "units.svg": (head + '<rect width="1" height="1"/>' * (limits.max_units + 1)
+                      + "</svg>\n", f"the limit is {limits.max_units}"),
+        "bomb.svg": (head + "".join(bomb) + "</svg>\n", "<use> references expand"),
+    }
+
+
+async def test_refused_documents_get_one_warning_saying_why(client: LanguageClient, tmp_path):
+    enc = encoding_of(client)
+    for name, (text, why) in refused_documents().items():
+        uri = open_doc(client, tmp_path / name, text)
+        diags = await diagnostics(client, uri, 1)
+        assert len(diags) == 1, (name, diags)
+        [d] = diags
+        assert d.severity == types.DiagnosticSeverity.Warning, name
+        assert d.code == "LimitError" and d.source == "svgloo"
+        assert d.message.startswith(NOT_ANALYSED) and why in d.message, (name, d.message)
+        assert "XML_PARSE_HUGE" not in d.message
+        root = text.index("<svg xmlns")
+        assert d.range == span_range(text, root, root + len("<svg"), enc), name
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
 
 
 async def test_configuration_change_rescores(client: LanguageClient, tmp_path):

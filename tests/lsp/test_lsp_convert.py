@@ -12,7 +12,7 @@ from svgloo.engine.errors import InputError
 from svgloo.engine.units import apply_edits, extract_units
 from svgloo.lsp import actions
 from svgloo.lsp.convert import (UTF8, UTF16, UTF32, DiagnosticOptions, LineIndex,
-                                chars_for_units, code_units, error_diagnostic,
+                                chars_for_units, code_units, refusal_diagnostic,
                                 score_diagnostics)
 
 EMOJI = "\U0001F3B1"  # billiards ball: astral, 2 UTF-16 units, 4 UTF-8 bytes
@@ -84,13 +84,13 @@ def test_bom_shifts_engine_offsets():
     assert lines.engine_range(el.start, el.end).start.character == text.index("<rect")
 
 
-def test_error_diagnostic_at_parse_error():
+def test_refusal_diagnostic_at_parse_error():
     text = f'<svg xmlns="http://www.w3.org/2000/svg">\n<title>{EMOJI}</title><rect>\n</svg>\n'
     with pytest.raises(InputError) as info:
         parse_document(text, "bad.svg")
     with pytest.raises(etree.XMLSyntaxError) as lx:
         etree.fromstring(text.encode())
-    d = error_diagnostic(info.value, LineIndex(text, UTF16))
+    d = refusal_diagnostic(info.value, LineIndex(text, UTF16))
     assert d.severity == types.DiagnosticSeverity.Error
     assert lx.value.lineno - 1 == 2  # where libxml2 noticed: </svg>
     # Where the error is: the <rect> left open, after a title holding an astral
@@ -102,6 +102,41 @@ def test_error_diagnostic_at_parse_error():
     assert "malformed XML" in d.message
 
 
+def test_a_refusal_that_is_not_the_documents_fault_is_a_warning_on_the_root_tag():
+    from svgloo.engine.errors import LimitError
+    from svgloo.engine.limits import Limits
+
+    text = (f'\ufeff<?xml version="1.0"?>\n<!-- {EMOJI} <svg> in a comment -->\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg">'
+            + "<g>" * 20 + "</g>" * 20 + "</svg>\n")
+    with pytest.raises(LimitError) as info:
+        parse_document(text, "deep.svg", Limits(max_nesting_depth=10))
+    root = text.index("<svg xmlns")
+    for enc in (UTF8, UTF16, UTF32):
+        d = refusal_diagnostic(info.value, LineIndex(text, enc))
+        assert d.severity == types.DiagnosticSeverity.Warning and d.source == "svgloo"
+        assert d.code == "LimitError"
+        assert d.message == ("svgloo did not analyse this document: elements nest more "
+                             "than 10 levels deep (svgloo's nesting limit); flatten some "
+                             "groups to analyse it")
+        assert (d.range.start.line, d.range.start.character) == expected_position(text, root,
+                                                                                  enc)
+        assert (d.range.end.line, d.range.end.character) == expected_position(
+            text, root + len("<svg"), enc)
+
+
+def test_an_internal_error_is_a_warning_too():
+    text = '<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>'
+    d = refusal_diagnostic(ZeroDivisionError("division by zero"), LineIndex(text, UTF16))
+    assert d.severity == types.DiagnosticSeverity.Warning
+    assert d.message.startswith("svgloo did not analyse this document: internal error "
+                                "(ZeroDivisionError: division by zero)")
+    assert (d.range.start.character, d.range.end.character) == (0, 4)
+    # no <svg> tag to be found: the start of the document
+    d = refusal_diagnostic(ZeroDivisionError("x"), LineIndex("<!-- <svg> -->", UTF16))
+    assert d.range.start == d.range.end == types.Position(line=0, character=0)
+
+
 def test_unclosed_tag_in_a_one_line_file():
     from svgloo.lsp.convert import unclosed_tag_span
 
@@ -109,7 +144,7 @@ def test_unclosed_tag_in_a_one_line_file():
             '<g id="open"><rect/></svg>')
     with pytest.raises(InputError) as info:
         parse_document(text, "bad.svg")
-    d = error_diagnostic(info.value, LineIndex(text, UTF16))
+    d = refusal_diagnostic(info.value, LineIndex(text, UTF16))
     at = text.index('<g id="open"')
     assert (d.range.start.character, d.range.end.character) == (at, at + 2)
     end = text.index("</svg>")

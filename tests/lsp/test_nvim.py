@@ -237,6 +237,26 @@ def test_one_line_icon_labels_and_bulk_fix(nvim, home):
                   opened["ms"], "in-process: fix to cleared (one-line icon)": fix["ms"]})
 
 
+def test_a_refused_document_shows_one_warning_saying_why(nvim, home):
+    """A document over svgloo's nesting limit is not analysed: the editor shows one
+    Warning on its root tag saying so, not an empty list that reads as "no problems"."""
+    deep = ('<?xml version="1.0"?>\n<!-- nested <svg> groups -->\n'
+            '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4">\n'
+            + "<g>" * 300 + '<rect width="2" height="2"/>' + "</g>" * 300 + "\n</svg>\n")
+    path = home / "deep.svg"
+    path.write_text(deep, encoding="utf-8")
+    result = run_nvim(nvim, home, {"useDaemon": False, "renderSize": RENDER_SIZE}, [
+        {"kind": "open", "name": "open", "path": str(path), "wait_code": "LimitError"}])
+    assert not errors_shown(result), errors_shown(result)
+    [d] = step(result, "open")["diagnostics"]
+    assert d["severity"] == 2 and d["code"] == "LimitError" and d["source"] == "svgloo"
+    assert d["message"].startswith("svgloo did not analyse this document: elements nest "
+                                   "more than 256 levels deep (svgloo's nesting limit)")
+    root = deep.index("<svg xmlns")
+    assert (d["lnum"], d["col"]) == byte_col(deep, root)
+    assert (d["end_lnum"], d["end_col"]) == byte_col(deep, root + len("<svg"))
+
+
 def test_daemon_cold_and_warm(nvim, home):
     """With the default useDaemon: the first Neovim starts the daemon (cold), a second
     Neovim finds it running (warm). The stray Warning is the same either way."""

@@ -198,6 +198,44 @@ def test_refuses_to_write_when_file_changed_on_disk(make_window, svg_copy):
     assert str(svg_copy) in w.error_banner.text()
 
 
+@pytest.mark.slow
+def test_read_only_file_is_never_written(make_window, svg_copy):
+    original = svg_copy.read_bytes()
+    os.chmod(svg_copy, 0o444)
+    try:
+        w = make_window(svg_copy)
+        assert not w.remove_unit(0)
+        assert svg_copy.read_bytes() == original
+        assert os.stat(svg_copy).st_mode & 0o777 == 0o444
+        assert w.error_banner.isVisible()
+        assert "read-only" in w.error_banner.text() and str(svg_copy) in w.error_banner.text()
+        assert not w.act_undo.isEnabled()
+        assert not list(svg_copy.parent.glob(".*.tmp"))  # no temporary copy left either
+    finally:
+        os.chmod(svg_copy, 0o644)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("codec, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")],
+                         ids=["little-endian", "big-endian"])
+def test_removal_writes_a_utf16_file_back_as_utf16(make_window, svg_copy, qtbot, codec, bom):
+    from svgloo.engine.units import apply_edits, removal_edit
+
+    text = svg_copy.read_text(encoding="utf-8")
+    original = bom + text.encode(codec)
+    svg_copy.write_bytes(original)
+    w = make_window(svg_copy)
+    assert w.analysis.run.doc.text == text
+    run = w.analysis.run
+    expected = apply_edits(text, [removal_edit(run.units, 1)])
+    assert w.remove_unit(1)
+    written = svg_copy.read_bytes()
+    assert written == bom + expected.encode(codec)
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == written, timeout=WAIT_MS)
+    assert w.analysis.run.doc.text == expected
+    assert w.undo() and svg_copy.read_bytes() == original
+
+
 def test_malformed_file_shows_error_in_window(make_window, tmp_path, qtbot):
     bad = tmp_path / "broken.svg"
     bad.write_text('<svg xmlns="http://www.w3.org/2000/svg"><g></svg>')
@@ -268,3 +306,20 @@ def test_cli_does_not_import_qt_until_run():
     out = subprocess.run([sys.executable, "-m", "svgloo", "view", str(REPO / "nope.svg")],
                          capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 2 and "nope.svg" in out.stderr and "no such file" in out.stderr
+
+
+def test_no_display_is_one_line_and_exit_2(tmp_path):
+    """Without a display Qt aborts the process (SIGABRT, exit 134) when the application is
+    created; the viewer says so first. The environment is scrubbed of every display."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the display variables are Linux's")
+    svg = tmp_path / "a.svg"
+    svg.write_text('<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>')
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "svgloo", "view", str(svg)], env=env,
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("svgloo: error: no display: "), lines
+    assert "DISPLAY" in lines[0]

@@ -17,13 +17,17 @@ from pathlib import Path
 from lxml import etree
 
 from svgloo.engine.errors import InputError, LimitError
-from svgloo.engine.files import read_regular_file
+from svgloo.engine.files import detect_encoding, read_regular_file
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# libxml2 refuses elements nested deeper than this unless XML_PARSE_HUGE is on, which it
+# never is here (the option also lifts the parser's guards on text size).
+PARSER_MAX_DEPTH = 256
+_PARSER_DEPTH_ERROR = re.compile(r"Excessive depth in document")
 _TAG_NAME = re.compile(r"[^\s/>]+")
 
 
@@ -90,8 +94,16 @@ def inflate_if_gzipped(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) 
     return inflated
 
 
-def _decode(data: bytes, encoding: str | None, name: str) -> str:
-    enc = (encoding or "utf-8").lower()
+def _decode(data: bytes, declared: str | None, name: str) -> str:
+    """The document's text. A UTF-16/32 byte-order mark (or the byte pattern of a '<' in
+    UTF-16 without one) decides the codec, as it did for the parser; otherwise the XML
+    declaration's encoding does (lxml reports "UTF-8" for a BOM-only UTF-16 file, and a
+    bare "UTF-16" leaves the byte order to guess)."""
+    sniffed, bom = detect_encoding(data)
+    if sniffed.startswith(("utf-16", "utf-32")):
+        enc, data = sniffed, data[len(bom):]
+    else:
+        enc = (declared or "utf-8").lower()
     try:
         text = data.decode(enc)
     except (LookupError, UnicodeDecodeError) as exc:
@@ -141,6 +153,9 @@ def parse_document(data: bytes | str, name: str = "<input>",
     try:
         root = etree.fromstring(raw, parser)
     except etree.XMLSyntaxError as exc:
+        if _PARSER_DEPTH_ERROR.search(exc.msg or ""):
+            # lxml's message tells the user to turn on XML_PARSE_HUGE, which no user can
+            raise _nesting_error(name, limits) from None
         # lxml's position is (line, column), both 1-based, as its message says them
         lxml_line, lxml_col = getattr(exc, "position", None) or (exc.lineno, exc.offset)
         line = (lxml_line - 1) if lxml_line else None
@@ -162,6 +177,9 @@ def parse_document(data: bytes | str, name: str = "<input>",
     if len(nodes) > limits.max_elements:
         raise LimitError(name, f"document has {len(nodes)} elements; the limit is "
                                f"{limits.max_elements}")
+    if limits.max_nesting_depth < PARSER_MAX_DEPTH and nesting_depth(root) > \
+            limits.max_nesting_depth:
+        raise _nesting_error(name, limits)
     spans = scan_element_spans(text, name)
     if len(spans) != len(nodes):
         raise InputError(name, f"could not map elements to source positions "
@@ -174,6 +192,22 @@ def parse_document(data: bytes | str, name: str = "<input>",
                                    f"(<{qname}> vs <{qn.localname}>)")
         elements.append(ElementSpan(i, qn.localname, qn.namespace, start, end, stag_end))
     return Document(name=name, text=text, root=root, elements=elements, nodes=nodes)
+
+
+def nesting_depth(root: etree._Element) -> int:
+    """How deep elements nest below and including ``root`` (a lone root is 1)."""
+    deepest, level = 0, {root: 1}
+    for el in root.iter(etree.Element):  # elements only: comments are not a level
+        if el is not root:
+            level[el] = level[el.getparent()] + 1
+        deepest = max(deepest, level[el])
+    return deepest
+
+
+def _nesting_error(name: str, limits: Limits) -> LimitError:
+    limit = min(limits.max_nesting_depth, PARSER_MAX_DEPTH)
+    return LimitError(name, f"elements nest more than {limit} levels deep (svgloo's nesting "
+                            "limit); flatten some groups to analyse it")
 
 
 def load_document(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Document:

@@ -15,6 +15,10 @@ class Limits:
     max_file_bytes: int = 8 * 1024 * 1024          # raw file size (also the .svgz compressed size)
     max_inflated_bytes: int = 16 * 1024 * 1024     # size of an .svgz after decompression
     max_elements: int = 20_000                     # element count in the parsed tree
+    # How deep elements may nest (the root <svg> is level 1). The XML parser refuses
+    # anything deeper than 256 on its own, since its XML_PARSE_HUGE option stays off (that
+    # option also lifts its guards on text size), so a larger value changes nothing.
+    max_nesting_depth: int = 256
     max_use_expansion: int = 50_000                # elements drawn once <use> references are expanded
     max_units: int = 5_000                         # scoring units (each costs at least one render)
     max_render_size: int = 2048                    # output is clamped to this many pixels per side

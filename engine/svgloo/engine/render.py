@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 import threading
 from urllib.parse import unquote_to_bytes
 
@@ -91,12 +92,22 @@ _TO_RGBA = [2, 1, 0, 3] if np.little_endian else [1, 2, 3, 0]
 _ALPHA = 3 if np.little_endian else 0
 
 
+_DECLARED_ENCODING = re.compile(r"""^(\ufeff?\s*<\?xml[^>]*?\bencoding\s*=\s*)(["'])[^"']*\2""")
+
+
+def _utf8_bytes(svg_text: str) -> bytes:
+    """Decoded text as the UTF-8 bytes the renderer's parser reads: an XML declaration
+    that names the file's own encoding (a UTF-16 file's) is made to say UTF-8, else the
+    parser would decode these bytes as that encoding and fail."""
+    return _DECLARED_ENCODING.sub(r"\1\2UTF-8\2", svg_text, count=1).encode("utf-8")
+
+
 def _draw(svg_text: str | bytes, limits: Limits, name: str, make_surface):
     """Parse untrusted SVG text with the safe fetcher and draw it on ``make_surface(tree)``;
     whatever CairoSVG raises becomes this file's one-line RenderError."""
     import cairosvg.parser
 
-    data = svg_text.encode("utf-8") if isinstance(svg_text, str) else svg_text
+    data = _utf8_bytes(svg_text) if isinstance(svg_text, str) else svg_text
     try:
         tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=make_fetcher(limits),
                                     unsafe=False)

@@ -294,13 +294,43 @@ def unclosed_tag_span(text: str, name: str, line: int, until: int) -> tuple[int,
     return None
 
 
-def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
-    """The single Error for a document the engine refused (malformed, not SVG, limits).
-    A malformed-XML error goes on the start tag of the element left open when the
-    parser names one, else where the parser stopped."""
+NOT_ANALYSED = "svgloo did not analyse this document: "
+_ROOT_TAG = re.compile(r"<(?:[\w.-]+:)?svg(?=[\s/>])")
+
+
+def root_tag_span(text: str) -> tuple[int, int] | None:
+    """Offsets of ``<svg`` of the root start tag (the first one outside a comment), found
+    with a plain search: a refused document may be too big or too broken to parse."""
+    for m in _ROOT_TAG.finditer(text):
+        if text.rfind("<!--", 0, m.start()) <= text.rfind("-->", 0, m.start()):
+            return m.start(), m.end()
+    return None
+
+
+def refusal_diagnostic(exc: BaseException, lines: LineIndex) -> types.Diagnostic:
+    """The one diagnostic for a document the engine did not analyse: without it the
+    editor would show no diagnostics, which reads as "no problems".
+
+    A defect of the document itself (``InputError``: malformed XML, not SVG) is an Error
+    where it is: for malformed XML the start tag of the element left open when the parser
+    names one, else where the parser stopped. Anything else (a limit of svgloo's, a
+    renderer failure, a bad setting, an internal error) says nothing against the file: a
+    Warning on the root ``<svg`` tag. The message is the engine's own, after the words
+    that say the document was not analysed."""
+    from svgloo.engine.errors import InputError, SvglooError
+
+    message = getattr(exc, "message", None) if isinstance(exc, SvglooError) else None
+    if message is None:
+        message = (f"internal error ({type(exc).__name__}: {exc}); the language server's "
+                   "log has the details")
+    if not isinstance(exc, InputError):
+        span = root_tag_span(lines.text)
+        rng = lines.range(*span) if span else lines.range(lines.base, lines.base)
+        return types.Diagnostic(range=rng, severity=types.DiagnosticSeverity.Warning,
+                                source=SOURCE, code=type(exc).__name__,
+                                message=NOT_ANALYSED + message)
     line = getattr(exc, "line", None)
     column = getattr(exc, "column", None)
-    message = getattr(exc, "message", None) or str(exc)
     if line is None:
         start = lines.position(lines.base)
     else:
@@ -320,7 +350,7 @@ def error_diagnostic(exc, lines: LineIndex) -> types.Diagnostic:
             start, end_offset = lines.position(span[0]), span[1]
     return types.Diagnostic(range=types.Range(start=start, end=lines.position(end_offset)),
                             severity=types.DiagnosticSeverity.Error, source=SOURCE,
-                            code=type(exc).__name__, message=message)
+                            code=type(exc).__name__, message=NOT_ANALYSED + message)
 
 
 # --- hover and code lens ------------------------------------------------------------------

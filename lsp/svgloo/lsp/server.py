@@ -34,9 +34,9 @@ from pygls.uris import to_fs_path
 from svgloo.engine.version import __version__
 
 from . import actions
-from .convert import (DiagnosticOptions, LineIndex, encoding_name, error_diagnostic,
-                      hover_markdown, metrics_title, purity_diagnostics, score_diagnostics,
-                      structure_rows, summary_title)
+from .convert import (DiagnosticOptions, LineIndex, encoding_name, hover_markdown,
+                      metrics_title, purity_diagnostics, refusal_diagnostic,
+                      score_diagnostics, structure_rows, summary_title)
 
 log = logging.getLogger("svgloo.lsp")
 
@@ -216,13 +216,14 @@ class SvglooServer(LanguageServer):
         except asyncio.CancelledError:
             cancel.set()
             raise
-        except Exception:  # noqa: BLE001 - the server must never die on one document
+        except Exception as exc:  # noqa: BLE001 - the server must never die on one document
             log.exception("svgloo: scoring %s failed", uri)
             snapshot = self.current(uri)
             st = self.docs.get(uri)
             if snapshot is not None and st is not None and not cancel.is_set():
-                # Record an empty outcome for this version so pull requests return.
-                st.version, st.text, st.result, st.error = snapshot[0], snapshot[1], None, None
+                # Not an empty outcome: no diagnostics would read as "no problems".
+                st.version, st.text, st.result, st.error = snapshot[0], snapshot[1], None, exc
+                st.structure, st.structure_spans = None, []
                 self._deliver(uri)
 
     async def _score(self, uri, version, text, settings: Settings, cancel, st: DocState):
@@ -294,7 +295,7 @@ class SvglooServer(LanguageServer):
             return []
         lines = LineIndex(st.text, self.encoding)
         if st.error is not None:
-            return [error_diagnostic(st.error, lines)]
+            return [refusal_diagnostic(st.error, lines)]
         if st.result is None:
             return []
         out = score_diagnostics(st.result, lines, self.settings.diagnostics, st.version)

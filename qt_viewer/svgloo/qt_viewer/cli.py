@@ -43,6 +43,11 @@ def run(args) -> int:
     missing = missing_xcb_libraries()
     if missing:
         raise ConfigError(args.file or "svgloo view", xcb_message(missing))
+    absent = no_display_reason()
+    if absent:
+        # Qt would abort the process (SIGABRT, exit 134) when it creates the application
+        print(f"svgloo: error: no display: {absent}", file=sys.stderr)
+        return 2
     from .window import ViewerWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -76,6 +81,20 @@ def uses_xcb(environ=None) -> bool:
     if platform:
         return platform.split(":")[0].split(";")[0] == "xcb"
     return bool(env.get("DISPLAY")) and not env.get("WAYLAND_DISPLAY")
+
+
+def no_display_reason(environ=None, platform: str | None = None) -> str | None:
+    """Why Qt has no display to open on Linux (None when it has one, or may): no X11 or
+    Wayland display is named and no QT_QPA_PLATFORM (e.g. offscreen) is chosen."""
+    import os
+
+    env = os.environ if environ is None else environ
+    if not (platform or sys.platform).startswith("linux"):
+        return None
+    if env.get("QT_QPA_PLATFORM") or env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    return ("neither DISPLAY nor WAYLAND_DISPLAY is set, so the viewer has no window to "
+            "open; run it in a desktop session, over ssh -X, or under xvfb-run")
 
 
 def missing_xcb_libraries(environ=None, find=None) -> list[str]:

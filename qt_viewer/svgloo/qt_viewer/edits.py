@@ -1,8 +1,10 @@
 """Safe file edits for the viewer (no Qt here): atomic writes, an undo stack, and a
-refusal to overwrite a file that changed on disk since it was loaded."""
+refusal to overwrite a file that changed on disk since it was loaded or is read-only."""
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +14,22 @@ from svgloo.engine.files import atomic_write_bytes, encode_like
 
 class FileChangedError(SvglooError):
     """The file on disk is not the one the viewer loaded; nothing was written."""
+
+
+class ReadOnlyError(SvglooError):
+    """The file is read-only; nothing was written."""
+
+
+def is_read_only(path: Path) -> bool:
+    """Whether the user may not, or did not mean to, write the file: no write permission
+    for us, or no write bit for anyone (root may write a 0444 file, and an atomic rename
+    would replace it even without permission; both would ignore what its owner said)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False  # gone or unreadable: the write itself reports it
+    no_write_bits = not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    return no_write_bits or not os.access(path, os.W_OK)
 
 
 @dataclass
@@ -34,6 +52,11 @@ class FileSession:
     def changed_on_disk(self) -> bool:
         return self.current_bytes() != self.loaded
 
+    def _check_writable(self) -> None:
+        if is_read_only(self.path):
+            raise ReadOnlyError(str(self.path), "the file is read-only; nothing was written "
+                                "(make it writable, e.g. chmod u+w, to edit it here)")
+
     def _check_unchanged(self) -> None:
         if self.changed_on_disk():
             raise FileChangedError(str(self.path), "the file changed on disk since it was "
@@ -46,6 +69,7 @@ class FileSession:
         if self.loaded.startswith(b"\x1f\x8b"):
             raise InputError(str(self.path), "compressed .svgz files are read-only in the "
                                               "viewer")
+        self._check_writable()
         self._check_unchanged()
         data = encode_like(new_text, self.loaded, str(self.path))
         atomic_write_bytes(self.path, data)
@@ -68,6 +92,7 @@ class FileSession:
         """Restore the bytes from before the last edit, exactly."""
         if not self.undo_stack:
             raise InputError(str(self.path), "nothing to undo")
+        self._check_writable()
         self._check_unchanged()
         previous = self.undo_stack[-1]
         atomic_write_bytes(self.path, previous)
