@@ -150,6 +150,7 @@ def test_pixel_backbone_is_one_for_identical_images_and_lower_for_changes():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # a hang detector: ~30 corpus files in one test, on a loaded machine
 def test_every_corpus_file_scores(corpus_dir, render_pool):
     for path in sorted(CORPUS.glob("*/*.svg"))[::7]:
         result = score_file(str(path), pool=render_pool).result
