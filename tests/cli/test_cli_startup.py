@@ -54,7 +54,7 @@ def test_errors_about_the_file_come_before_any_worker_starts(tmp_path):
         assert r["stderr"].startswith("svgloo: error:"), r["stderr"]
         assert r["fork_server"] is None and r["children"] == 0, (path.name, r)
         assert not r["score_imported"], path.name
-    assert "larger than" in results[3]["stderr"] and "units" in results[4]["stderr"]
+    assert "8388608" in results[3]["stderr"] and "units" in results[4]["stderr"]
 
 
 def test_with_daemon_a_bad_file_is_reported_without_asking_or_starting_a_daemon(tmp_path):
