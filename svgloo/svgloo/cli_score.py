@@ -127,8 +127,6 @@ def start_render_workers() -> None:
 
 
 def run(args) -> int:
-    if not args.daemon:
-        start_render_workers()
     try:
         return _run(args)
     except BaseException:
@@ -139,26 +137,40 @@ def run(args) -> int:
         raise
 
 
+def read_checked(path: str, args):
+    """The parsed document, checked against the limits: every error about the file itself
+    (missing, unreadable, malformed, over a limit, too many units) is raised here, before
+    any render worker or fork server is started and before the rest of the engine is
+    imported. Returns the document for ``score_document``."""
+    from svgloo.engine.document import load_document
+    from svgloo.engine.preflight import check_scorable
+
+    doc = load_document(path, DEFAULT_LIMITS)
+    check_scorable(doc, DEFAULT_LIMITS, args.subpaths, args.method)
+    return doc
+
+
 def _run(args) -> int:
-    settings = settings_from_args(args)
+    doc = read_checked(args.file, args)  # before a daemon or a worker is started
     result = None
     if args.daemon:
-        result = _try_daemon(args.file, settings)
-        if result is None:
-            start_render_workers()
-    from svgloo.engine.score import score_file
+        result = _try_daemon(args.file, settings_from_args(args))
+    if result is None:
+        start_render_workers()
+    settings = settings_from_args(args)
+    from svgloo.engine.score import score_document
 
     run_ = None
     if result is None:
         bar = progress_bar(f"scoring {args.file}")
         try:
-            run_ = score_file(args.file, settings, progress=bar)
+            run_ = score_document(doc, settings, progress=bar)
         finally:
             bar.close()
         result = run_.result
     if args.footprints:
         if run_ is None:  # the daemon sent JSON only; footprints need the arrays
-            run_ = score_file(args.file, settings)
+            run_ = score_document(doc, settings)
         write_footprints_reporting(run_, args.footprints)
     if args.json:
         json.dump(result, sys.stdout)

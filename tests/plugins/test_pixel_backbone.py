@@ -89,3 +89,47 @@ def test_scoring_with_the_pixel_backbone_does_not_import_scipy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120).stdout.strip()
     assert out == "False"
+
+
+def test_self_analysis_needs_no_blur_of_the_full_render(monkeypatch, render_pool):
+    """issue 25: with no reference the reference is the full render, whose SSIM map is 1 by
+    definition; preparing and scoring the full render blurred both (40-100 ms a file).
+    Now neither blurs, a small unit's patch computes the reference's statistics only in
+    the tiles around it, and the deltas still equal the float64 computation."""
+    run = score_file(str(CORPUS / "feather" / "bold.svg"), ScoreSettings(backbone="pixel"),
+                     pool=render_pool)
+    full = run.loo.full
+    blurs = []
+    real_blur = pixel_backbone._blur_valid
+    monkeypatch.setattr(pixel_backbone, "_blur_valid",
+                        lambda a: blurs.append(a.shape) or real_blur(a))
+    backbone = PixelBackbone()
+    prepared = backbone.prepare(Reference("self", "self", image=full))
+    assert backbone.similarity(full[None], prepared)[0] == 1.0 and blurs == []
+    smallest = min((p for p in run.loo.patches if p.box is not None),
+                   key=lambda p: (p.box[1] - p.box[0]) * (p.box[3] - p.box[2]))
+    got = 1.0 - backbone.similarity_patched(full, [smallest], prepared)[0]
+    # the patch's own blur, and the reference's statistics in a part of the image only
+    assert 0 < prepared._ready.sum() < prepared._ready.size
+    assert sum(np.prod(s) for s in blurs) < 9 * full.size  # less than one whole image's
+    want = 1.0 - scipy_ssim(smallest.materialize(full), full)
+    assert want > 0 and abs(got - want) <= 1e-3 * want
+
+
+def test_statistics_computed_tile_by_tile_are_those_of_the_whole_image():
+    rng = np.random.default_rng(7)
+    image = (rng.random((150, 203, 3)) * 255).astype(np.uint8)
+    by_parts = pixel_backbone._Prepared(image)
+    for y0, y1, x0, x1 in [(5, 9, 190, 203), (70, 140, 0, 30), (0, 150, 100, 101)]:
+        by_parts.ensure(y0, y1, x0, x1)
+    by_parts.ensure(0, 150, 0, 203)
+    whole = pixel_backbone._Prepared(image)
+    whole.ensure(0, 150, 0, 203)
+    # independently: one blur of the whole padded reference, as the backbone used to
+    y = pixel_backbone._pad(pixel_backbone._planes(image))
+    mu_y = pixel_backbone._blur_valid(y)
+    sigma_yy = pixel_backbone._blur_valid(y * y) - mu_y * mu_y
+    for got in (by_parts, whole):
+        assert np.array_equal(got.mu_y, mu_y)
+        assert np.array_equal(got.den_y2, sigma_yy + C2)
+        assert np.array_equal(got.den_y1, (mu_y + pixel_backbone.OFFSET) ** 2 + C1)

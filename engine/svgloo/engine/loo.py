@@ -272,11 +272,12 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
             round1.extend((kind, k) for k in block.units)
     # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a path
     # gets the path's box, and neighbourhoods hold whole paths only.
-    whole = {u.index: {v.index for v in us.units if v.element == u.element}
-             for u in us.units if u.kind == "subpath"}
+    # One shared set per path (not one per subpath: a path of n subpaths would hold n^2).
+    whole = _whole_paths(us)
     items = []
+    solo_texts: dict = {}
     for kind, i in round1:
-        text = _layer_text(texts, blocks, (kind, i), whole)
+        text = _layer_text(texts, blocks, (kind, i), whole, solo_texts)
         if kind == "block" and len(blocks[i]) == 1 and blocks[i].lo in unaffected:
             items.append(_Item(text, {blocks[i].lo}, element_of[blocks[i].lo]))
         elif kind == "solo":
@@ -373,13 +374,31 @@ def _guess_render_seconds(us: UnitSet) -> float:
     return 0.005 + len(us.doc.text) / 2_000_000
 
 
+def _whole_paths(us: UnitSet) -> dict[int, frozenset[int]]:
+    """Subpath unit -> every subpath of its path: the same frozenset object for all the
+    subpaths of one path, so memory and time stay linear in the number of subpaths."""
+    of_element: dict[int, set[int]] = {}
+    for u in us.units:
+        if u.kind == "subpath":
+            of_element.setdefault(u.element, set()).add(u.index)
+    shared = {e: frozenset(members) for e, members in of_element.items()}
+    return {u.index: shared[u.element] for u in us.units if u.kind == "subpath"}
+
+
 def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int],
-                whole: dict[int, set[int]]) -> str:
+                whole: dict[int, frozenset[int]], memo: dict | None = None) -> str:
     kind, i = request
     if kind == "block":
         return texts.keeping(set(blocks[i].units))
     if kind == "solo":
-        return texts.keeping(whole.get(i, {i}))
+        keep = whole.get(i, frozenset((i,)))
+        if memo is None:
+            return texts.keeping(keep)
+        # The subpaths of one path share one text ("alone" is their whole path): build it
+        # once, not once per subpath (each costs the path's length).
+        if id(keep) not in memo:
+            memo[id(keep)] = (keep, texts.keeping(keep))
+        return memo[id(keep)][1]
     block = next(b for b in blocks if b.lo <= i <= b.hi)
     return texts.keeping(set(block.units) - {i})
 
@@ -436,7 +455,10 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[
     total = sum(len(items) for _, items in work)
     per_job = max(16, min(400, -(-total // max(1, renderer.pool.workers * 2))))
     jobs = _pack(work, per_job)
-    members = {e: {u.index for u in us.units if u.element == e} for e, _ in work}
+    members: dict[int, set[int]] = {e: set() for e, _ in work}
+    for u in us.units:  # one pass over the units, not one per path
+        if u.element in members:
+            members[u.element].add(u.index)
     args = [(texts.keeping(set().union(*(members[e] for e in job))), renderer.size,
              {str(e): (kind, chunk if pieces is None else (pieces[e], chunk))
               for e, (lo, chunk) in job.items()},

@@ -13,16 +13,17 @@ import numpy as np
 
 from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
-from svgloo.engine.errors import ConfigError, LimitError
+from svgloo.engine.errors import ConfigError
 from svgloo.engine.findings import (HIDDEN_DEFAULT, SPECK_DEFAULT, FindingThresholds,
                                     count_findings, find_all, findings_steps)
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
+from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
 from svgloo.engine.safety import check_document
-from svgloo.engine.units import UnitSet, extract_units
+from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, shared_pool
 
 SCHEMA = "svgloo.score/1"
@@ -121,13 +122,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     t0 = time.perf_counter()
     limits = settings.limits
     pool = pool or shared_pool(limits)
-    warnings = check_document(doc, limits)
-    units = extract_units(doc, settings.subpaths)
-    if len(units) > limits.max_units:
-        raise LimitError(doc.name, f"{len(units)} scoring units; the limit is "
-                                   f"{limits.max_units} (try --no-subpaths)")
-    if settings.method not in ("fast", "naive"):
-        raise ConfigError(doc.name, f"unknown method {settings.method!r} (fast or naive)")
+    warnings, units = check_scorable(doc, limits, settings.subpaths, settings.method)
     t_parse = time.perf_counter() - t0
 
     choice = choose_backbone(settings.backbone, settings.weights)

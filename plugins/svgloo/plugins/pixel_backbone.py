@@ -18,8 +18,6 @@ computation to about 1e-5, deltas to 0.1% of their size (tests/plugins/test_pixe
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from svgloo.engine.protocols import Reference
@@ -84,20 +82,60 @@ def _planes(image: np.ndarray) -> np.ndarray:
     return planes
 
 
-@dataclass
+TILE = 64  # the reference's local statistics are computed in tiles of this many pixels
+
+
 class _Prepared:
-    y_padded: np.ndarray  # reference planes (see _planes), padded by RADIUS as the blur does
-    mu_y: np.ndarray      # its local means, centred like the planes
-    den_y1: np.ndarray    # mu_y^2 + C1 (not centred)
-    den_y2: np.ndarray    # sigma_yy + C2
-    # The SSIM map of the last whole image scored: the engine scores the full render and
-    # then its patches, which start from that same map.
-    last_map: tuple[bytes, np.ndarray] | None = field(default=None, repr=False)
+    """The reference, and its local statistics (means, variances), computed tile by tile
+    only where an image or patch is scored: a small unit's patch needs a few tiles, not the
+    whole image's blur. Each pixel's statistics depend only on the reference within RADIUS
+    of it, computed by the same operations in the same order whichever tile asks, so the
+    values are bit for bit those of one blur of the whole image."""
+
+    def __init__(self, image: np.ndarray):
+        self.image = image  # RGB uint8: an image equal to it has an SSIM map of 1
+        self.y_padded = _pad(_planes(image))  # planes (see _planes) padded by RADIUS
+        h, w = image.shape[:2]
+        self.mu_y = np.empty((3, h, w), np.float32)    # local means, centred like planes
+        self.den_y1 = np.empty((3, h, w), np.float32)  # mu_y^2 + C1 (not centred)
+        self.den_y2 = np.empty((3, h, w), np.float32)  # sigma_yy + C2
+        self._ready = np.zeros((-(-h // TILE), -(-w // TILE)), bool)
+        # The SSIM map of the last whole image scored (other than the reference): the
+        # engine scores the full render and then its patches, which start from that map.
+        self.last_map: tuple[bytes, np.ndarray] | None = None
+
+    def ensure(self, y0: int, y1: int, x0: int, x1: int) -> None:
+        """Compute the statistics of every tile meeting rows y0:y1, columns x0:x1 that is
+        not computed yet (as one rectangle of tiles: one blur)."""
+        ty0, ty1, tx0, tx1 = y0 // TILE, -(-y1 // TILE), x0 // TILE, -(-x1 // TILE)
+        missing = ~self._ready[ty0:ty1, tx0:tx1]
+        if not missing.any():
+            return
+        rows, cols = np.flatnonzero(missing.any(axis=1)), np.flatnonzero(missing.any(axis=0))
+        ty0, ty1, tx0, tx1 = ty0 + rows[0], ty0 + rows[-1] + 1, tx0 + cols[0], tx0 + cols[-1] + 1
+        h, w = self.mu_y.shape[1:]
+        ry0, ry1, rx0, rx1 = ty0 * TILE, min(h, ty1 * TILE), tx0 * TILE, min(w, tx1 * TILE)
+        y = self.y_padded[:, ry0:ry1 + 2 * RADIUS, rx0:rx1 + 2 * RADIUS]
+        b = _blur_valid(np.concatenate([y, y * y]))
+        mu_y, yy = b[:3], b[3:]
+        self.mu_y[:, ry0:ry1, rx0:rx1] = mu_y
+        self.den_y1[:, ry0:ry1, rx0:rx1] = (mu_y + OFFSET) ** 2 + C1
+        self.den_y2[:, ry0:ry1, rx0:rx1] = yy - mu_y * mu_y + C2
+        self._ready[ty0:ty1, tx0:tx1] = True
+
+    def is_reference(self, image: np.ndarray) -> bool:
+        return image is self.image or (image.shape == self.image.shape
+                                       and np.array_equal(image, self.image))
 
     def map_of(self, image: np.ndarray) -> np.ndarray:
+        if self.is_reference(image):
+            # SSIM of an image with itself is 1 everywhere, by definition (self-analysis
+            # scores the full render against itself): no blur needed.
+            return np.ones(image.shape[:2], np.float32)
         key = hashlib.blake2b(image.tobytes(), digest_size=16).digest()
         key += repr(image.shape).encode()
         if self.last_map is None or self.last_map[0] != key:
+            self.ensure(0, image.shape[0], 0, image.shape[1])
             ssim = _ssim_map(_pad(_planes(image)), self.y_padded, self,
                              (slice(None), slice(None)))
             self.last_map = (key, ssim)
@@ -144,10 +182,7 @@ class PixelBackbone:
     def prepare(self, reference: Reference) -> _Prepared:
         if reference.image is None:
             raise ValueError("the pixel backbone needs a reference image (it cannot read text)")
-        y_padded = _pad(_planes(reference.image))
-        mu_y = _blur_valid(y_padded)
-        sigma_yy = _blur_valid(y_padded * y_padded) - mu_y * mu_y
-        return _Prepared(y_padded, mu_y, (mu_y + OFFSET) ** 2 + C1, sigma_yy + C2)
+        return _Prepared(reference.image)
 
     def similarity(self, images: np.ndarray, prepared: _Prepared) -> np.ndarray:
         out = np.empty(len(images), np.float64)
@@ -185,6 +220,7 @@ class PixelBackbone:
                         ex0 - (dx0 - RADIUS), dx1 + RADIUS - ex1)
             # y_padded is shifted by RADIUS: image row r is its row r + RADIUS
             y_crop = prepared.y_padded[:, dy0:dy1 + 2 * RADIUS, dx0:dx1 + 2 * RADIUS]
+            prepared.ensure(dy0, dy1, dx0, dx1)
             local = _ssim_map(crop, y_crop, prepared, (slice(dy0, dy1), slice(dx0, dx1)))
             old = full_map[dy0:dy1, dx0:dx1]
             out[i] = (total - float(old.sum(dtype=np.float64))

@@ -12,9 +12,10 @@ in a fresh process: its own peak RSS and its render workers'), plus the same tab
 the compound-path files only (files whose units are mostly subpaths of ``<path>``s).
 
 ``--scaling``: synthetic files made of one ``<path>`` with N small subpaths (N = 250, 500,
-1000, 2000, 4900) on an even-odd frame; each method runs in a fresh process: wall time
-and peak memory (main process + largest worker). Naive is quadratic: it runs up to
-``--naive-max`` subpaths only.
+1000, 2000, 4900, 10000; the unit limit raised where N is above it) on an even-odd frame;
+each method runs in a fresh process: wall time and peak memory of the whole process tree
+(main process, fork server and every render worker, each at its own peak, summed). Naive
+is quadratic: it runs up to ``--naive-max`` subpaths only.
 
 ``--cli``: what a user waits for: whole processes ``svgloo score FILE --json --backbone
 pixel``, ``--method fast`` and ``--method naive`` back to back per file; median ratio and
@@ -109,27 +110,65 @@ def synthetic_path(n: int) -> str:
             f'<path fill-rule="evenodd" d="M-5 -5H1005V1005H-5Z {squares}"/></svg>')
 
 
+def tree_peak_kb(root: int | None = None) -> int | None:
+    """Sum of the peak RSS (VmHWM) of a process and all its descendants (the fork server
+    and every render worker), in kB: an upper bound of the whole tree's peak, since the
+    peaks need not coincide. None where /proc cannot tell (not Linux)."""
+    root = os.getpid() if root is None else root
+    parent: dict[int, int] = {}
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                except OSError:  # gone meanwhile
+                    pass
+    except OSError:
+        return None
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo.extend(child for child, p in parent.items() if p == pid and child not in tree)
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+        except (OSError, StopIteration):
+            pass
+    return total
+
+
 _SCALING_PROBE = """
 import resource, sys, time
 from svgloo.engine.document import parse_document
+from svgloo.engine.limits import Limits
 from svgloo.engine.units import extract_units
 from svgloo.engine.loo import leave_one_out
 from svgloo.engine.workers import RenderPool
-from svgloo.validation.bench_loo import synthetic_path, worker_peak_kb
+from svgloo.validation.bench_loo import synthetic_path, tree_peak_kb, worker_peak_kb
 if __name__ == "__main__":
-    pool = RenderPool()
+    n = int(sys.argv[1])
+    limits = Limits(max_units=max(n, Limits().max_units))  # the unit limit allows it
+    pool = RenderPool(limits=limits)
     pool.map(worker_peak_kb, [(0.0,)] * pool.workers, "warm")
-    us = extract_units(parse_document(synthetic_path(int(sys.argv[1])), "synthetic.svg"))
+    us = extract_units(parse_document(synthetic_path(n), "synthetic.svg", limits))
     t = time.perf_counter()
-    leave_one_out(us, sys.argv[2], pool=pool)
+    leave_one_out(us, sys.argv[2], limits=limits, pool=pool)
     seconds = time.perf_counter() - t
     workers = max(pool.map(worker_peak_kb, [(0.2,)] * (2 * pool.workers), "probe"))
+    tree = tree_peak_kb()
     pool.close()
-    print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, workers)
+    main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(seconds, main, workers, tree if tree is not None else main + workers)
 """
 
 
-def scaling(naive_max: int, sizes=(250, 500, 1000, 2000, 4900)) -> list[dict]:
+def scaling(naive_max: int, sizes=(250, 500, 1000, 2000, 4900, 10000)) -> list[dict]:
+    """Per size and method: seconds, and peak memory of the whole process tree (main
+    process, fork server and every render worker, each at its own peak: an upper bound)."""
     rows = []
     for n in sizes:
         row = {"subpaths": n}
@@ -139,7 +178,7 @@ def scaling(naive_max: int, sizes=(250, 500, 1000, 2000, 4900)) -> list[dict]:
             out = subprocess.run([sys.executable, "-c", _SCALING_PROBE, str(n), method],
                                  check=True, capture_output=True, text=True).stdout.split()
             row[f"{method}_s"] = float(out[0])
-            row[f"{method}_mb"] = (int(out[1]) + int(out[2])) / 1024
+            row[f"{method}_mb"] = int(out[3]) / 1024
         rows.append(row)
         print(f"{n:>6} subpaths: fast {row['fast_s']:7.2f} s {row['fast_mb']:6.0f} MB"
               + (f" | naive {row['naive_s']:7.2f} s {row['naive_mb']:6.0f} MB"
@@ -238,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="only the first N files (sorted by name)")
     p.add_argument("--json", help="write per-file rows and the summary to this file")
     p.add_argument("--scaling", action="store_true",
-                   help="synthetic single-path files with 250..4900 subpaths")
+                   help="synthetic single-path files with 250..10000 subpaths")
     p.add_argument("--naive-max", type=int, default=1000,
                    help="largest synthetic file naive runs on (default 1000)")
     p.add_argument("--cli", action="store_true",
