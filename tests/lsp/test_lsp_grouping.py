@@ -202,3 +202,14 @@ def test_element_numbers_follow_split_paths(n):
             + [dict(row(1 + n, 50, 51), kind="subpath", subpath=0), row(2 + n, 60, 61)])
     assert element_of(rows) == [0] + [1] * n + [2, 3]
     assert np.array_equal(element_of([]), [])
+
+
+def test_the_cap_is_a_setting():
+    from svgloo.lsp.server import Settings
+
+    assert Settings().diagnostics.max_per_document == MAX_DIAGNOSTICS
+    assert Settings().updated({"diagnostics": {"maxPerDocument": 5}}) \
+        .diagnostics.max_per_document == 5
+    for bad in (-1, "7", True, 2.5):
+        assert Settings().updated({"diagnostics": {"maxPerDocument": bad}}) \
+            .diagnostics.max_per_document == MAX_DIAGNOSTICS
