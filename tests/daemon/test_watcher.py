@@ -290,15 +290,18 @@ def test_svgloo_watch_names_the_unit_that_changed_verdict(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "svgloo", "watch", str(folder),
                              "--backbone", "pixel", "--reference", str(BILLIARDS)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout],
+                     daemon=True).start()
     try:
         assert "watching" in proc.stderr.readline()
         target = folder / "ball.svg"
         target.write_text(hidden)
-        assert ": 6 units," in proc.stdout.readline()
+        assert ": 6 units," in lines.get(timeout=300)
         target.write_text(stray)  # the opacity is gone: the stray rectangle now shows
-        line = proc.stdout.readline()
+        line = lines.get(timeout=300)
         assert f"{target}: 6 units" in line and "1 harmful" in line
-        change = proc.stdout.readline()
+        change = lines.get(timeout=60)  # counts only (the old output): Empty, not a hang
         assert change.startswith(f"  rect#stray (1:{column}) neutral -> harmful, delta -0.")
     finally:
         proc.terminate()
