@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -190,13 +191,35 @@ def _event_line(ev: dict) -> str:
     how = "cached" if d.get("cached") else f"{d.get('elapsed_s', 0):.2f} s"
     from svgloo.cli_score import plural
 
-    return (f"{stamp} {path}: {plural(s['units'], 'unit')}, {s['helpful']} helpful, {s['harmful']} "
+    line = (f"{stamp} {path}: {plural(s['units'], 'unit')}, {s['helpful']} helpful, {s['harmful']} "
             f"harmful, {s['neutral']} neutral, {s['invisible']} invisible ({how})")
+    return line + "".join(f"\n  {change_line(c)}" for c in _shown(ev.get("changes") or []))
+
+
+WATCH_CHANGES_SHOWN = 10  # per save; the rest is counted
+
+
+def _shown(changes: list[dict]) -> list:
+    if len(changes) <= WATCH_CHANGES_SHOWN:
+        return changes
+    return changes[:WATCH_CHANGES_SHOWN] + [len(changes) - WATCH_CHANGES_SHOWN]
+
+
+def change_line(change) -> str:
+    """One unit whose verdict changed since the last save (``verdicts.VerdictChange``
+    as JSON), or how many more there are."""
+    if isinstance(change, int):
+        return f"... and {change} more verdict change{'s' if change != 1 else ''}"
+    from svgloo.daemon.verdicts import VerdictChange
+
+    return VerdictChange(change["unit"], change["line"], change["column"], change["before"],
+                         change["after"], change["delta"]).describe()
 
 
 def run_watch(args) -> int:
     from svgloo.daemon.service import ScoringService
     from svgloo.daemon.client import settings_dict
+    from svgloo.daemon.verdicts import verdict_changes
     from svgloo.cli_score import settings_from_args
     from svgloo.engine.errors import InputError
 
@@ -207,11 +230,21 @@ def run_watch(args) -> int:
     if settings.get("reference"):
         settings["reference"] = os.path.abspath(settings["reference"])
 
+    last_results: dict[str, dict] = {}  # path -> its result at the last save
+    lock = threading.Lock()
+
     def on_event(ev: dict) -> None:
-        if args.json:
-            print(json.dumps(ev), flush=True)
-        else:
-            print(_event_line(ev), flush=True)
+        with lock:  # the watcher's thread and the first pass both report
+            if ev["event"] == "result":
+                ev["changes"] = [c.to_json() for c in verdict_changes(
+                    last_results.get(ev["path"]), ev["result"])]
+                last_results[ev["path"]] = ev["result"]
+            elif ev["event"] == "deleted":
+                last_results.pop(ev.get("path"), None)
+            if args.json:
+                print(json.dumps(ev), flush=True)
+            else:
+                print(_event_line(ev), flush=True)
 
     service = ScoringService()
     service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)

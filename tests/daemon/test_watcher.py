@@ -249,3 +249,60 @@ def test_svgloo_watch_first_pass_does_not_follow_links_out(tmp_path):
     for name, why in refused.items():
         assert events[name]["event"] == "error", name
         assert why in events[name]["error"]["message"], name
+
+
+# --- verdict changes between saves (svgloo.daemon.verdicts) -------------------------------
+
+def unit_row(index, tag, verdict, delta, line=0, character=0, id=None, kind="element",
+             subpath=None):
+    return {"index": index, "tag": tag, "id": id, "kind": kind, "subpath": subpath,
+            "verdict": verdict, "delta": delta, "offsets": [10 * index, 10 * index + 5],
+            "range": {"start": {"line": line, "character": character}}}
+
+
+def test_verdict_changes_name_units_matched_across_an_insertion():
+    from svgloo.daemon.verdicts import verdict_changes
+
+    before = {"units": [unit_row(0, "circle", "helpful", 0.2),
+                        unit_row(1, "rect", "neutral", 0.0, id="stray", line=3, character=4),
+                        unit_row(2, "path", "helpful", 0.1, kind="subpath", subpath=0),
+                        unit_row(3, "path", "harmful", -0.02, kind="subpath", subpath=1)]}
+    after = {"units": [unit_row(0, "circle", "helpful", 0.2),
+                       unit_row(1, "ellipse", "harmful", -0.05, line=2, character=0),  # new
+                       unit_row(2, "rect", "harmful", -0.031, id="stray", line=11, character=4),
+                       unit_row(3, "path", "helpful", 0.1, kind="subpath", subpath=0)]}
+    # (the harmful subpath 2 was deleted)
+    got = [c.describe() for c in verdict_changes(before, after)]
+    assert got == ["ellipse (3:1) new, harmful, delta -0.0500",
+                   "rect#stray (12:5) neutral -> harmful, delta -0.0310",
+                   "path subpath 2 (1:1) removed (was harmful, delta -0.0200)"]
+    assert verdict_changes(None, after) == []          # nothing to compare with yet
+    assert verdict_changes(after, after) == []         # a save that changed nothing
+
+
+def test_svgloo_watch_names_the_unit_that_changed_verdict(tmp_path):
+    env = dict(os.environ, SVGLOO_CACHE_DIR=str(tmp_path / "cache"))
+    folder = tmp_path / "art"
+    folder.mkdir()
+    stray = (EXAMPLES / "billiards-with-stray.svg").read_text()
+    hidden = stray.replace('<rect id="stray"', '<rect id="stray" opacity="0"')
+    column = stray.index('<rect id="stray"') + 1
+    proc = subprocess.Popen([sys.executable, "-m", "svgloo", "watch", str(folder),
+                             "--backbone", "pixel", "--reference", str(BILLIARDS)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout],
+                     daemon=True).start()
+    try:
+        assert "watching" in proc.stderr.readline()
+        target = folder / "ball.svg"
+        target.write_text(hidden)
+        assert ": 6 units," in lines.get(timeout=300)
+        target.write_text(stray)  # the opacity is gone: the stray rectangle now shows
+        line = lines.get(timeout=300)
+        assert f"{target}: 6 units" in line and "1 harmful" in line
+        change = lines.get(timeout=60)  # counts only (the old output): Empty, not a hang
+        assert change.startswith(f"  rect#stray (1:{column}) neutral -> harmful, delta -0.")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -456,3 +456,31 @@ async def test_findings_without_a_reference(client: LanguageClient, tmp_path):
              if a.title == 'Remove element <rect id="dot">']
     fixed = apply_workspace_edit(FINDINGS, fix.edit, uri, 1, enc)
     assert 'id="dot"' not in fixed and fixed.count("<rect") == 2
+
+
+GRAIN = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">\n'
+         '<path id="grain" fill="#000" d="M10 10h60v60h-60z M80 80h.5v.5h-.5z '
+         'M90 10h.5v.5h-.5z M5 90h.5v.5h-.5z"/>\n</svg>\n')
+
+
+async def test_specks_of_one_path_are_one_diagnostic_with_one_proven_fix(
+        client: LanguageClient, tmp_path):
+    """Three specks in one path: one diagnostic listing each subpath as related
+    information, and one fix removing all three, proven by the engine's renders."""
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.units import extract_units, text_without
+
+    enc = encoding_of(client)
+    uri = open_doc(client, tmp_path / "grain.svg", GRAIN)
+    diags = await diagnostics(client, uri, 1)
+    [speck] = diags
+    assert speck.code == "speck" and speck.message.startswith('3 specks in <path id="grain">')
+    specks = ["M80 80h.5v.5h-.5z", "M90 10h.5v.5h-.5z", "M5 90h.5v.5h-.5z"]
+    assert [r.location.range for r in speck.related_information] == [
+        span_range(GRAIN, GRAIN.index(s), GRAIN.index(s) + len(s), enc) for s in specks]
+    [fix] = [a for a in await code_actions(client, uri, speck) if "specks" in a.title]
+    assert fix.title.startswith("Remove these 3 specks (proven by rendering")
+    fixed = apply_workspace_edit(GRAIN, fix.edit, uri, 1, enc)
+    us = extract_units(parse_document(GRAIN, "grain.svg"))
+    assert fixed == text_without(us, {1, 2, 3})
+    assert "M10 10h60v60h-60z" in fixed and not any(s in fixed for s in specks)

@@ -25,6 +25,7 @@ WAIT_MS = 120_000
 @pytest.fixture
 def make_window(qtbot, tmp_path):
     from PyQt6.QtCore import QSettings
+    from PyQt6.QtWidgets import QMessageBox
 
     from svgloo.qt_viewer.window import ViewerWindow
 
@@ -35,6 +36,7 @@ def make_window(qtbot, tmp_path):
         kw.setdefault("concepts", False)
         kw.setdefault("debounce_ms", 150)
         w = ViewerWindow(settings_store=store, **kw)
+        w.ask_unsaved = lambda: QMessageBox.StandardButton.Discard  # no dialog at teardown
         qtbot.addWidget(w)
         w.resize(1280, 800)
         w.show()
@@ -172,6 +174,7 @@ def test_harmful_filter_survives_remove_then_undo(make_window, tmp_path, qtbot):
     w.select_unit(harmful[0])
     assert w.remove_selected_unit()
     qtbot.waitUntil(lambda: w.job is None and w.analysis.raw != original, timeout=WAIT_MS)
+    assert svg.read_bytes() == original  # in memory until saved
     assert w.filter_combo.currentData() == "harmful"
     assert w.undo()
     qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == original, timeout=WAIT_MS)
@@ -206,7 +209,7 @@ def test_findings_and_proven_bulk_removal(make_window, tmp_path, qtbot):
     from svgloo.qt_viewer.models import flags_text
 
     assert "speck" in flags_text(next(r for r in flagged if r["index"] == 5))
-    assert len(w.view.marker_items) == len(w.finding_boxes()) == len(flagged)
+    assert len(w.view.marker_items) == len(w.finding_boxes()) == len(flagged)  # <= 12
     w.filter_combo.setCurrentIndex(w.filter_combo.findData("findings"))
     assert w.proxy.rowCount() == len(flagged)
 
@@ -214,15 +217,18 @@ def test_findings_and_proven_bulk_removal(make_window, tmp_path, qtbot):
     # circle (3); removing both squares would erase the square: one must stay
     candidates = w.removal_candidates()
     assert {1, 2, 3} <= set(candidates)
-    assert w.remove_proven_removable()
+    with qtbot.waitSignal(w.removalProven, timeout=WAIT_MS) as proven:
+        assert w.remove_proven_removable()  # the proof runs on a worker thread
+    assert proven.args == [True]
     check = w.last_removal
     assert 3 in check.removable and len({1, 2} & set(check.removable)) == 1
-    written = svg.read_text()
+    edited = w.session.text
     us = extract_units(parse_document(original, str(svg)))
-    assert written == text_without(us, set(check.removable))  # the engine's edit
+    assert edited == text_without(us, set(check.removable))  # the engine's edit
     # independently: the picture is unchanged
-    assert np.array_equal(over_white(render_rgba(written, 384)),
+    assert np.array_equal(over_white(render_rgba(edited, 384)),
                           over_white(render_rgba(FINDINGS_SVG, 384)))
-    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == written.encode(),
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.run.doc.text == edited,
                     timeout=WAIT_MS)
-    assert w.undo() and svg.read_bytes() == original
+    assert svg.read_bytes() == original and w.save() and svg.read_text() == edited
+    assert w.undo() and w.session.text == original.decode()

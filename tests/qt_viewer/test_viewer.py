@@ -31,6 +31,8 @@ def store(tmp_path):
 
 @pytest.fixture
 def make_window(qtbot, store):
+    from PyQt6.QtWidgets import QMessageBox
+
     from svgloo.qt_viewer.window import ViewerWindow
 
     made = []
@@ -39,6 +41,8 @@ def make_window(qtbot, store):
         kw.setdefault("concepts", False)
         kw.setdefault("debounce_ms", 150)
         w = ViewerWindow(settings_store=store, **kw)
+        # closing at teardown must not wait on a dialog
+        w.ask_unsaved = lambda: QMessageBox.StandardButton.Discard
         qtbot.addWidget(w)
         w.show()
         made.append(w)
@@ -160,7 +164,9 @@ def test_rescore_on_disk_change_keeps_selection(make_window, svg_copy, qtbot):
 
 
 @pytest.mark.slow
-def test_remove_unit_writes_engine_edit_and_undo_restores_bytes(make_window, svg_copy, qtbot):
+def test_remove_edits_in_memory_until_save_and_undo_redo_follow(make_window, svg_copy, qtbot):
+    """Remove changes the text in memory and re-scores it; the file is written only by
+    Save (the engine's atomic write); Undo and Redo move through the edits."""
     from svgloo.engine.units import apply_edits, removal_edit
 
     original = svg_copy.read_bytes()
@@ -170,32 +176,42 @@ def test_remove_unit_writes_engine_edit_and_undo_restores_bytes(make_window, svg
         if any(r["kind"] == "subpath" for r in w.model.rows) else 1
     expected = apply_edits(run.doc.text, [removal_edit(run.units, unit)])
     n0 = w.model.rowCount()
+    assert not w.isWindowModified() and w.windowTitle().endswith("picture.svg[*]")
     w.select_unit(unit)
     assert w.remove_selected_unit()
-    assert svg_copy.read_text(encoding="utf-8") == expected
-    assert not list(svg_copy.parent.glob("*.svgloo-tmp"))
-    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == expected.encode(),
+    assert svg_copy.read_bytes() == original  # nothing written yet
+    assert w.isWindowModified() and w.act_save.isEnabled()
+    # the re-score is of the edited text in memory
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.run.doc.text == expected,
                     timeout=WAIT_MS)
     assert w.model.rowCount() == n0 - 1
-    assert w.act_undo.isEnabled()
-    assert w.undo()
-    assert svg_copy.read_bytes() == original
-    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == original, timeout=WAIT_MS)
+    assert w.save()
+    assert svg_copy.read_text(encoding="utf-8") == expected
+    assert not w.isWindowModified() and not w.act_save.isEnabled()
+    assert not [x for x in svg_copy.parent.iterdir() if x.name not in ("picture.svg", "viewer.ini")]
+    assert w.undo() and w.isWindowModified()
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.run.doc.text == original.decode(),
+                    timeout=WAIT_MS)
     assert w.model.rowCount() == n0
-    assert not w.act_undo.isEnabled()
+    assert w.redo() and not w.isWindowModified()  # back at what is on disk
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.run.doc.text == expected,
+                    timeout=WAIT_MS)
+    assert w.undo() and w.save() and svg_copy.read_bytes() == original
 
 
 @pytest.mark.slow
-def test_refuses_to_write_when_file_changed_on_disk(make_window, svg_copy):
+def test_save_refuses_when_file_changed_on_disk(make_window, svg_copy, qtbot):
     w = make_window(svg_copy)
-    w.watcher.stop()  # keep the viewer from catching up before the click
+    w.watcher.stop()  # keep the viewer from noticing before the save
+    assert w.remove_unit(0)
     changed = svg_copy.read_bytes() + b"\n<!-- edited elsewhere -->\n"
     svg_copy.write_bytes(changed)
-    assert not w.remove_unit(0)
+    assert not w.save()
     assert svg_copy.read_bytes() == changed
     assert w.error_banner.isVisible()
     assert "changed on disk" in w.error_banner.text()
     assert str(svg_copy) in w.error_banner.text()
+    assert w.isWindowModified()  # the edit is kept
 
 
 @pytest.mark.slow
@@ -209,7 +225,8 @@ def test_read_only_file_is_never_written(make_window, svg_copy):
         assert os.stat(svg_copy).st_mode & 0o777 == 0o444
         assert w.error_banner.isVisible()
         assert "read-only" in w.error_banner.text() and str(svg_copy) in w.error_banner.text()
-        assert not w.act_undo.isEnabled()
+        assert not w.act_undo.isEnabled() and not w.isWindowModified()  # nothing edited
+        assert w.save() and svg_copy.read_bytes() == original  # nothing to save either
         assert not list(svg_copy.parent.glob(".*.tmp"))  # no temporary copy left either
     finally:
         os.chmod(svg_copy, 0o644)
@@ -229,11 +246,14 @@ def test_removal_writes_a_utf16_file_back_as_utf16(make_window, svg_copy, qtbot,
     run = w.analysis.run
     expected = apply_edits(text, [removal_edit(run.units, 1)])
     assert w.remove_unit(1)
+    # re-scored in memory from the text encoded as the file is
+    qtbot.waitUntil(lambda: w.job is None and w.analysis.run.doc.text == expected,
+                    timeout=WAIT_MS)
+    assert w.analysis.raw == bom + expected.encode(codec)
+    assert svg_copy.read_bytes() == original and w.save()
     written = svg_copy.read_bytes()
     assert written == bom + expected.encode(codec)
-    qtbot.waitUntil(lambda: w.job is None and w.analysis.raw == written, timeout=WAIT_MS)
-    assert w.analysis.run.doc.text == expected
-    assert w.undo() and svg_copy.read_bytes() == original
+    assert w.undo() and w.save() and svg_copy.read_bytes() == original
 
 
 def test_malformed_file_shows_error_in_window(make_window, tmp_path, qtbot):
@@ -273,26 +293,31 @@ def test_concepts_panel_reports_or_shows_concepts(make_window, svg_copy, qtbot, 
     assert (tmp_path / "sheet.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_file_session_atomic_write_and_undo(tmp_path):
-    from svgloo.qt_viewer.edits import FileChangedError, FileSession, encode_like
+def test_file_session_edits_in_memory_and_saves_atomically(tmp_path):
+    from svgloo.qt_viewer.edits import FileChangedError, FileSession, ReadOnlyError, encode_like
 
     p = tmp_path / "a.svg"
     original = b'\xef\xbb\xbf<?xml version="1.0" encoding="ISO-8859-1"?>\r\n<svg>\xe9</svg>'
     p.write_bytes(original)
     os.chmod(p, 0o640)
     text = original[3:].decode("latin-1")
-    s = FileSession(p, original)
-    written = s.write_text(text.replace("\xe9", "\xe8"))
-    assert written == encode_like(text.replace("\xe9", "\xe8"), original)
-    assert p.read_bytes() == original.replace(b"\xe9", b"\xe8")
+    s = FileSession(p, original, text)
+    assert not s.modified and s.current_bytes() == original
+    s.text = text.replace("\xe9", "\xe8")
+    assert s.modified and p.read_bytes() == original  # in memory only
+    written = s.save()
+    assert written == encode_like(s.text, original)
+    assert p.read_bytes() == original.replace(b"\xe9", b"\xe8") and not s.modified
     assert os.stat(p).st_mode & 0o777 == 0o640
-    assert s.undo() == original and p.read_bytes() == original
-    s.write_text(text)
+    s.text = text
     p.write_bytes(b"<svg/>")
     with pytest.raises(FileChangedError):
-        s.undo()
+        s.save()
     assert p.read_bytes() == b"<svg/>"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a.svg"]
+    os.chmod(p, 0o444)
+    with pytest.raises(ReadOnlyError):
+        FileSession(p, b"<svg/>", "<svg/>").check_editable()
 
 
 def test_cli_does_not_import_qt_until_run():

@@ -9,13 +9,19 @@ When the whole set changes the picture it is narrowed greedily, every step re-ch
 rendering, and the caller learns which units remain provably removable and how many were
 dropped.
 
+Units that are meant to change the picture a little (specks: stray points and slivers) are
+removed with an allowance: each may change as many pixels as it changes alone (its
+leave-one-out footprint), and a set passes when the picture without all of them changes no
+more pixels than the sum of theirs - so removing them together takes away only what they
+draw one at a time, never a shape they make only together.
+
 Plain functions; every render goes through the engine's render workers
 (``loo.job_render_full`` in a ``RenderPool``), never a renderer of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,11 +56,16 @@ def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
 
 def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
-                  should_stop: Callable[[], bool] | None = None) -> RemovalCheck:
+                  should_stop: Callable[[], bool] | None = None,
+                  allowed: Mapping[int, int] | None = None) -> RemovalCheck:
     """Which of ``units`` (indices into ``us``) can be removed together with no visible
     change at ``size`` px. The whole set is tried first (one render); if it changes the
     picture, groups are added greedily in document order, halving a group that fails,
     so a set of n units costs between 2 and about 2n renders.
+
+    ``allowed``: changed pixels each unit may account for (its own footprint at ``size``;
+    missing units 0); a set passes when the picture without it changes no more pixels
+    than its units' allowances add up to. None: no pixel may change.
 
     ``should_stop``, polled between renders, lets a caller abandon stale work; it raises
     whatever the caller wants by raising inside it."""
@@ -78,8 +89,11 @@ def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
         return RemovalCheck((), (), (), 0)
     full = render(us.doc.text)
 
+    allowance = allowed or {}
+
     def keeps_picture(remove: set[int]) -> bool:
-        return changed_pixels(full, render(text_without(us, remove))) == 0
+        budget = sum(max(0, int(allowance.get(i, 0))) for i in remove)
+        return changed_pixels(full, render(text_without(us, remove))) <= budget
 
     accepted: set[int] = set()
     dropped: list[int] = []
@@ -101,11 +115,12 @@ def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
 def check_removal_text(text: str, name: str, units: Iterable[int], size: int = 384,
                        subpaths: bool = True, limits: Limits = DEFAULT_LIMITS,
                        pool: RenderPool | None = None,
-                       should_stop: Callable[[], bool] | None = None) -> RemovalCheck:
+                       should_stop: Callable[[], bool] | None = None,
+                       allowed: Mapping[int, int] | None = None) -> RemovalCheck:
     """``check_removal`` on a document held in memory; unit indices are those of
     ``extract_units(parse_document(text, name), subpaths)`` (what ``svgloo.score/1`` reports)."""
     us = extract_units(parse_document(text, name, limits), subpaths)
-    return check_removal(us, units, size, limits, pool, should_stop)
+    return check_removal(us, units, size, limits, pool, should_stop, allowed)
 
 
 __all__ = ["RemovalCheck", "changed_pixels", "check_removal", "check_removal_text"]

@@ -113,6 +113,53 @@ def remove_invisible_action(uri: str, version, lines: LineIndex, us: UnitSet, ch
     return _action(title, uri, version, edits, lines, diagnostics, versioned)
 
 
+def group_units(us: UnitSet, lines: LineIndex, data: dict) -> list | None:
+    """The current text's units of a group diagnostic (``convert.group_data``), when
+    every member's text is still at the same offsets; else None."""
+    try:
+        offsets = [(int(s), int(e)) for s, e in data["offsets"]]
+        kinds = list(data.get("kinds") or [None] * len(offsets))
+        if text_hash("\0".join(lines.engine_slice(s, e) for s, e in offsets)) != data["hash"]:
+            return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    by_span = {(u.start, u.end, u.kind): u for u in us.units}
+    members = [by_span.get((s, e, kind)) for (s, e), kind in zip(offsets, kinds)]
+    return None if any(u is None for u in members) else members
+
+
+def group_allowance(members: list, data: dict) -> dict[int, int]:
+    """The pixels each member may change in a removal proof: its own footprint when the
+    diagnostic was computed (a speck draws a little; a unit with no visible effect 0)."""
+    return {u.index: int(fp) for u, fp in zip(members, data.get("footprints") or [])}
+
+
+GROUP_NOUNS = {"speck": "specks", "invisible": "units with no visible effect",
+               "mostly_hidden": "mostly hidden units"}
+
+
+def remove_group_action(uri: str, version, lines: LineIndex, us: UnitSet, members: list,
+                        check, diagnostic: types.Diagnostic, versioned: bool = True):
+    """One edit set removing the members of a group diagnostic that the engine's removal
+    proof (``engine.removal.check_removal`` with each member's footprint as its allowance)
+    lets go together; None when none may."""
+    removable = set(check.removable)
+    if not removable:
+        return None
+    edits = edits_keeping(us, {u.index for u in us.units} - removable)
+    noun = GROUP_NOUNS.get(str(diagnostic.code), "units")
+    n, k = len(members), len(removable)
+    proof = ("proven by rendering: the picture stays the same" if diagnostic.code == "invisible"
+             else "proven by rendering: nothing else changes")
+    if k == n:
+        title = f"Remove these {n} {noun} ({proof})"
+    else:
+        title = (f"Remove {k} of these {n} {noun} ({n - k} must stay: removing "
+                 f"{'it' if n - k == 1 else 'them'} too would change more than "
+                 f"{'it draws' if n - k == 1 else 'they draw'} alone)")
+    return _action(title, uri, version, edits, lines, [diagnostic], versioned)
+
+
 def _position_key(p: types.Position) -> tuple[int, int]:
     return p.line, p.character
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from svgloo.engine.loo import CHANGED_THRESHOLD
 from svgloo.structure.purity import mixed_concepts
 
 UTF8 = "utf-8"
@@ -27,6 +28,7 @@ UTF16 = "utf-16"
 UTF32 = "utf-32"
 SOURCE = "svgloo"
 PURITY_THRESHOLD = 0.6
+MAX_DIAGNOSTICS = 50   # per document, the summary included (docs/lsp.md)
 
 # The LSP's line terminators (the same ones Document.position uses).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -153,6 +155,7 @@ class DiagnosticOptions:
     invisible: bool = True
     purity: bool = True
     purity_threshold: float = PURITY_THRESHOLD
+    max_per_document: int = MAX_DIAGNOSTICS
 
 
 def describe_unit(row: dict) -> str:
@@ -176,43 +179,236 @@ def fix_data(row: dict, lines: LineIndex, version: int | None) -> dict:
 FINDING_SEVERITY = {"speck": types.DiagnosticSeverity.Information,
                     "mostly_hidden": types.DiagnosticSeverity.Hint}
 
+# --- how many diagnostics a document gets (docs/lsp.md, "Grouping and the cap") ----------
+# Findings of one kind are grouped: the units of one element (a compound path's subpaths)
+# into one diagnostic on that element, and once ROLLUP_MIN elements have the same finding,
+# all of that kind into one diagnostic on the root <svg>. Each member is listed in the
+# diagnostic's relatedInformation (up to MAX_RELATED) and its quick fix removes them all.
+GROUPED_KINDS = ("speck", "invisible", "mostly_hidden")
+ROLLUP_MIN = 10
+# Specks are strays when they are few. TEXTURE_MIN of them in one path, or in one document,
+# are a drawing's grain, stipple, chalk or fine detail: one Hint, never "stray?".
+TEXTURE_MIN = 10
+MAX_RELATED = 100
+
+
+def invisible_rule(size, subject: str = "it") -> str:
+    """What "no visible effect" was checked against: the leave-one-out footprint
+    (loo.CHANGED_THRESHOLD, the picture over white) at the analysis size."""
+    return (f"removing {subject} changes no pixel by more than {CHANGED_THRESHOLD}/255 in any "
+            f"colour channel at {size} px, over white")
+
+
+@dataclass(frozen=True)
+class UnitFinding:
+    """One unit's finding of one kind, before grouping."""
+
+    kind: str          # "speck", "invisible" or "mostly_hidden"
+    row: dict          # the svgloo.score/1 unit row
+    message: str       # the single-unit diagnostic's message
+    detail: dict       # the engine's finding (empty for "invisible")
+
+
+def unit_findings(result: dict, options: DiagnosticOptions) -> list[UnitFinding]:
+    """Every unit's groupable findings, in document order."""
+    size = result.get("render_size")
+    out = []
+    for row in result.get("units", []):
+        what = describe_unit(row)
+        for finding in row.get("findings") or []:
+            # Render-proven, weight-free findings (engine findings.py): never "harmful".
+            if finding.get("kind") in FINDING_SEVERITY:
+                out.append(UnitFinding(finding["kind"], row,
+                                       f"{what}: {finding.get('message', finding['kind'])}",
+                                       finding))
+        if options.invisible and not row.get("visible", True):
+            out.append(UnitFinding("invisible", row,
+                                   f"{what} has no visible effect ({invisible_rule(size)})",
+                                   {}))
+    return out
+
+
+def element_of(rows: list[dict]) -> list[int]:
+    """For each unit row, the number of its element among the rows' elements: the
+    subpaths of one split path are consecutive rows numbered 0, 1, 2..."""
+    out: list[int] = []
+    prev = None
+    for row in rows:
+        same = (prev is not None and row.get("kind") == "subpath" == prev.get("kind")
+                and row.get("subpath") == (prev.get("subpath") or 0) + 1)
+        if not out:
+            out.append(0)
+        else:
+            out.append(out[-1] if same else out[-1] + 1)
+        prev = row
+    return out
+
+
+def describe_element(row: dict) -> str:
+    ident = f' id="{row["id"]}"' if row.get("id") else ""
+    return f"<{row['tag']}{ident}>"
+
+
+def _pixels_span(members: list[UnitFinding]) -> str:
+    pixels = [int(m.row.get("footprint_pixels", 0)) for m in members]
+    lo, hi = min(pixels), max(pixels)
+    return f"{lo} px" if lo == hi else f"{lo}-{hi} px"
+
+
+def group_message(kind: str, members: list[UnitFinding], where: str | None,
+                  result: dict) -> tuple[str, types.DiagnosticSeverity]:
+    """The message and severity of a group: ``where`` is the element (``<path id="x">``)
+    whose subpaths these are, or None for separate elements across the document."""
+    n = len(members)
+    things = f"subpaths of {where}" if where else "elements"
+    if kind == "speck":
+        speck = members[0].detail
+        limit = (f"at most {float(speck['threshold']):.4%} of the canvas each"
+                 if "threshold" in speck else "a tiny share of the canvas each")
+        if n >= TEXTURE_MIN:
+            # A deliberate texture, not N strays (docs/lsp.md): one Hint.
+            place = f"{where} looks like" if where else "these look like"
+            return (f"{n} {things} are specks (each visible on {_pixels_span(members)}, "
+                    f"{limit}): {place} a texture or fine detail, so they are not flagged one "
+                    "by one", types.DiagnosticSeverity.Hint)
+        return (f"{n} specks in {where or 'separate elements'} (each visible on "
+                f"{_pixels_span(members)}, {limit}): stray points or slivers?",
+                types.DiagnosticSeverity.Information)
+    if kind == "mostly_hidden":
+        threshold = members[0].detail.get("threshold")
+        share = f"at least {float(threshold):.0%}" if threshold is not None else "most"
+        return (f"{n} {things} are mostly hidden ({share} of what each draws alone is "
+                "covered by later elements)", types.DiagnosticSeverity.Hint)
+    return (f"{n} {things} have no visible effect "
+            f"({invisible_rule(result.get('render_size'), 'each')})",
+            types.DiagnosticSeverity.Hint)
+
+
+def root_range(lines: LineIndex) -> types.Range:
+    """The root element's ``<svg`` (the first start tag), or the document's start."""
+    for m in _TOKEN.finditer(lines.text):
+        if m.group(2):
+            return lines.range(m.start(), m.start() + 1 + len(m.group(2)))
+    return lines.range(lines.base, lines.base)
+
+
+def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
+               version: int | None) -> dict:
+    """What the group's quick fix needs: every member's unit, span and the pixels it
+    changes alone (a removal proof allows the set no more), and one hash over their text."""
+    offsets = [list(m.row["offsets"]) for m in members]
+    return {"group": kind, "units": [m.row["index"] for m in members], "offsets": offsets,
+            "kinds": [m.row.get("kind", "element") for m in members],
+            "footprints": [int(m.row.get("footprint_pixels", 0)) for m in members],
+            "version": version,
+            "hash": text_hash("\0".join(lines.engine_slice(s, e) for s, e in offsets))}
+
+
+def group_diagnostic(kind: str, members: list[UnitFinding], where: str | None,
+                     rng: types.Range, result: dict, lines: LineIndex,
+                     version: int | None, uri: str | None) -> types.Diagnostic:
+    message, severity = group_message(kind, members, where, result)
+    related = None
+    if uri:
+        related = [types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=lines.engine_range(*m.row["offsets"])),
+            message=m.message) for m in members[:MAX_RELATED]]
+        if len(members) > MAX_RELATED:
+            message += f" ({MAX_RELATED} of the {len(members)} are listed)"
+    return types.Diagnostic(
+        range=rng, severity=severity, source=SOURCE, code=kind, message=message,
+        related_information=related,
+        tags=[types.DiagnosticTag.Unnecessary] if kind == "invisible" and where else None,
+        data=group_data(kind, members, lines, version))
+
 
 def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions,
-                      version: int | None = None) -> list[types.Diagnostic]:
-    """Warnings for harmful units, Information/Hint for the engine's findings (specks,
-    mostly hidden units), Unnecessary hints for units with no visible effect."""
+                      version: int | None = None,
+                      uri: str | None = None) -> list[types.Diagnostic]:
+    """Warnings for harmful units (one each). The engine's findings (specks, mostly hidden
+    units) and units with no visible effect are grouped by kind: the units of one element
+    (two or more subpaths of a path) make one diagnostic on it, and when a kind is found in
+    ROLLUP_MIN or more elements, all of that kind make one diagnostic on the root.
+    ``uri`` names the document in the groups' related information."""
     out: list[types.Diagnostic] = []
     ref = (result.get("reference") or {}).get("source", "")
-    size = result.get("render_size")
-    for row in result.get("units", []):
-        start, end = row["offsets"]
-        rng = lines.engine_range(start, end)
-        what = describe_unit(row)
-        if options.harmful and row.get("verdict") == "harmful":
+    rows = result.get("units", [])
+    if options.harmful:
+        for row in rows:
+            if row.get("verdict") != "harmful":
+                continue
             delta = float(row["delta"])
             out.append(types.Diagnostic(
-                range=rng, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
-                code="harmful",
-                message=(f"{what} is harmful: delta {delta:+.4f} (removing it brings the "
-                         f"picture {-delta:.4f} closer to the reference, {ref})"),
+                range=lines.engine_range(*row["offsets"]),
+                severity=types.DiagnosticSeverity.Warning, source=SOURCE, code="harmful",
+                message=(f"{describe_unit(row)} is harmful: delta {delta:+.4f} (removing it "
+                         f"brings the picture {-delta:.4f} closer to the reference, {ref})"),
                 data=fix_data(row, lines, version)))
-        for finding in row.get("findings") or []:
-            # Render-proven, weight-free findings (engine/svgloo/engine/findings.py): never "harmful".
-            kind = finding.get("kind")
-            if kind not in FINDING_SEVERITY:
+    element = dict(zip((r["index"] for r in rows), element_of(rows)))
+    found = unit_findings(result, options)
+    for kind in GROUPED_KINDS:
+        of_kind = [f for f in found if f.kind == kind]
+        by_element: dict[int, list[UnitFinding]] = {}
+        for f in of_kind:
+            by_element.setdefault(element[f.row["index"]], []).append(f)
+        if len(by_element) >= ROLLUP_MIN:
+            # as many places as this would be a wall of diagnostics: one on the root
+            out.append(group_diagnostic(kind, of_kind, None, root_range(lines), result,
+                                        lines, version, uri))
+            continue
+        for members in by_element.values():
+            if len(members) >= 2:
+                first, last = members[0].row["offsets"], members[-1].row["offsets"]
+                out.append(group_diagnostic(kind, members, describe_element(members[0].row),
+                                            lines.engine_range(first[0], last[1]), result,
+                                            lines, version, uri))
                 continue
+            [f] = members
             out.append(types.Diagnostic(
-                range=rng, severity=FINDING_SEVERITY[kind], source=SOURCE, code=kind,
-                message=f"{what}: {finding.get('message', kind)}",
-                data=fix_data(row, lines, version)))
-        if options.invisible and not row.get("visible", True):
-            out.append(types.Diagnostic(
-                range=rng, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
-                code="invisible", tags=[types.DiagnosticTag.Unnecessary],
-                message=f"{what} has no visible effect (no pixel changes at {size} px "
-                        "when it is removed)",
-                data=fix_data(row, lines, version)))
-    return out
+                range=lines.engine_range(*f.row["offsets"]),
+                severity=FINDING_SEVERITY.get(kind, types.DiagnosticSeverity.Hint),
+                source=SOURCE, code=kind, message=f.message,
+                tags=[types.DiagnosticTag.Unnecessary] if kind == "invisible" else None,
+                data=fix_data(f.row, lines, version)))
+    return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
+
+
+def _severity_rank(d: types.Diagnostic) -> int:
+    return int(d.severity or types.DiagnosticSeverity.Hint)
+
+
+def capped(diagnostics: list[types.Diagnostic], lines: LineIndex,
+           limit: int = MAX_DIAGNOSTICS) -> list[types.Diagnostic]:
+    """At most ``limit`` diagnostics: the most severe (errors, warnings, information,
+    hints; in document order within each), and in place of the rest one Information on
+    the root saying how many more there are and of which kinds."""
+    if limit <= 0 or len(diagnostics) <= limit:
+        return diagnostics
+    ranked = sorted(range(len(diagnostics)), key=lambda i: (_severity_rank(diagnostics[i]), i))
+    keep = sorted(ranked[:limit - 1])
+    left = [diagnostics[i] for i in ranked[limit - 1:]]
+    kinds: dict[str, int] = {}
+    for d in left:
+        kinds[str(d.code)] = kinds.get(str(d.code), 0) + 1
+    what = ", ".join(f"{n} {code}" for code, n in sorted(kinds.items(), key=lambda t: -t[1]))
+    summary = types.Diagnostic(
+        range=root_range(lines), severity=types.DiagnosticSeverity.Information, source=SOURCE,
+        code="more", message=f"{len(left)} more svgloo diagnostics not shown ({what}): at most "
+        f"{limit} per document (setting svgloo.diagnostics.maxPerDocument); `svgloo score` "
+        "lists every unit")
+    return [diagnostics[i] for i in keep] + [summary]
+
+
+def document_diagnostics(result: dict, structure: list[dict] | None, lines: LineIndex,
+                         options: DiagnosticOptions, version: int | None = None,
+                         uri: str | None = None) -> list[types.Diagnostic]:
+    """Everything the server publishes for a scored document: the score's diagnostics
+    (grouped), the purity diagnostics of the structure rows when there are any, capped at
+    ``options.max_per_document``."""
+    out = score_diagnostics(result, lines, options, version, uri)
+    if structure is not None:
+        out += purity_diagnostics(structure, lines, options, version)
+    return capped(out, lines, options.max_per_document)
 
 
 def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:

@@ -34,9 +34,9 @@ from pygls.uris import to_fs_path
 from svgloo.engine.version import __version__
 
 from . import actions
-from .convert import (DiagnosticOptions, LineIndex, encoding_name, hover_markdown,
-                      metrics_title, purity_diagnostics, refusal_diagnostic,
-                      score_diagnostics, structure_rows, summary_title)
+from .convert import (DiagnosticOptions, LineIndex, document_diagnostics, encoding_name,
+                      hover_markdown, metrics_title, refusal_diagnostic, structure_rows,
+                      summary_title)
 
 log = logging.getLogger("svgloo.lsp")
 
@@ -93,6 +93,12 @@ class Settings:
             for key in ("harmful", "invisible", "purity"):
                 if isinstance(diag.get(key), bool):
                     d = replace(d, **{key: diag[key]})
+            cap = diag.get("maxPerDocument")
+            if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 0:
+                d = replace(d, max_per_document=cap)
+            elif cap is not None:
+                log.warning("svgloo setting diagnostics.maxPerDocument=%r ignored (expected "
+                            "an integer >= 0; 0 means no cap)", cap)
             changes["diagnostics"] = d
         return replace(self, **changes)
 
@@ -119,7 +125,7 @@ class DocState:
     layer_cache: dict = field(default_factory=dict)
     waiters: list = field(default_factory=list)
     published: tuple | None = None      # (version, diagnostics) last pushed
-    removal: tuple | None = None        # (text, candidates, size, RemovalCheck) last proven
+    removal: tuple | None = None        # (text, candidates, size, allowed, RemovalCheck)
 
 
 def fs_name(uri: str) -> str:
@@ -298,11 +304,10 @@ class SvglooServer(LanguageServer):
             return [refusal_diagnostic(st.error, lines)]
         if st.result is None:
             return []
-        out = score_diagnostics(st.result, lines, self.settings.diagnostics, st.version)
-        if st.structure is not None:
-            rows = structure_rows(st.structure, st.structure_spans)
-            out += purity_diagnostics(rows, lines, self.settings.diagnostics, st.version)
-        return out
+        rows = (structure_rows(st.structure, st.structure_spans)
+                if st.structure is not None else None)
+        return document_diagnostics(st.result, rows, lines, self.settings.diagnostics,
+                                    st.version, uri)
 
     def _deliver(self, uri: str) -> None:
         """Push the document's complete diagnostics for its version, unless exactly these
@@ -331,18 +336,20 @@ class SvglooServer(LanguageServer):
             return None
         return st
 
-    async def prove_removal(self, st: DocState, text: str, candidates: list[int]):
+    async def prove_removal(self, st: DocState, text: str, candidates: list[int],
+                            allowed: dict[int, int] | None = None):
         """Which of ``candidates`` can go together without changing the picture (engine
-        ``removal.check_removal``, rendered in the scoring thread); remembered for the
-        text so that repeated code-action requests cost nothing. None if it failed."""
+        ``removal.check_removal``, rendered in the scoring thread; ``allowed``: pixels
+        each may change, see there); remembered for the text so that repeated code-action
+        requests cost nothing. None if it failed."""
         size = int(self.settings.render_size)
-        key = (text, tuple(candidates), size)
-        if st.removal is not None and st.removal[:3] == key:
-            return st.removal[3]
+        key = (text, tuple(candidates), size, tuple(sorted((allowed or {}).items())))
+        if st.removal is not None and st.removal[:4] == key:
+            return st.removal[4]
         loop = asyncio.get_running_loop()
         try:
             check = await loop.run_in_executor(self.executor, _check_removal, text,
-                                               fs_name(st.uri), candidates, size)
+                                               fs_name(st.uri), candidates, size, allowed)
         except Exception as exc:  # noqa: BLE001 - no proof, no bulk fix
             log.info("svgloo: bulk removal not proven for %s: %s", st.uri, exc)
             return None
@@ -469,10 +476,11 @@ def _score_in_process(text: str, name: str, settings: dict, progress, layer_cach
     return run.result
 
 
-def _check_removal(text: str, name: str, candidates: list[int], size: int):
+def _check_removal(text: str, name: str, candidates: list[int], size: int,
+                   allowed: dict[int, int] | None = None):
     from svgloo.engine.removal import check_removal_text
 
-    return check_removal_text(text, name, candidates, size=size)
+    return check_removal_text(text, name, candidates, size=size, allowed=allowed)
 
 
 def _structure_in_process(text: str, name: str, size: int, progress=None):
@@ -596,7 +604,9 @@ def create_server() -> SvglooServer:
         versioned = ls._cap("workspace", "workspace_edit", "document_changes") is not False
         out = []
         for d in ours:
-            if d.code in ("harmful", "invisible", "speck", "mostly_hidden"):
+            if "group" in d.data:
+                a = await group_fix(ls, uri, version, text, lines, us, d, versioned)
+            elif d.code in ("harmful", "invisible", "speck", "mostly_hidden"):
                 a = actions.remove_unit_action(uri, version, lines, us, d, versioned)
             elif d.code == "low-purity":
                 a = actions.split_path_action(uri, version, lines, us, d, versioned)
@@ -608,7 +618,9 @@ def create_server() -> SvglooServer:
         invisible = [d for d in ours if d.code == "invisible"]
         if invisible and st is not None and st.result is not None:
             candidates = actions.invisible_units(us, st.result)
-            if len(candidates) >= 2:
+            covered = any(sorted(d.data.get("units", [])) == candidates for d in invisible
+                          if "group" in d.data)  # the group's own fix is this one
+            if len(candidates) >= 2 and not covered:
                 check = await ls.prove_removal(st, text, candidates)
                 if check is not None:
                     a = actions.remove_invisible_action(uri, version, lines, us, check,
@@ -616,6 +628,19 @@ def create_server() -> SvglooServer:
                     if a is not None:
                         out.append(a)
         return actions.preferred_first(actions.unique(out))
+
+    async def group_fix(ls: SvglooServer, uri, version, text, lines, us, d, versioned):
+        """The fix of a grouped diagnostic: remove every member the engine's proof lets
+        go (each may change only the pixels it changes alone)."""
+        members = actions.group_units(us, lines, d.data)
+        if not members:
+            return None
+        check = await ls.prove_removal(ls.state(uri), text, [u.index for u in members],
+                                       actions.group_allowance(members, d.data))
+        if check is None:
+            return None
+        return actions.remove_group_action(uri, version, lines, us, members, check, d,
+                                           versioned)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded(None)

@@ -1,15 +1,21 @@
-"""Safe file edits for the viewer (no Qt here): atomic writes, an undo stack, and a
-refusal to overwrite a file that changed on disk since it was loaded or is read-only."""
+"""The file under review (no Qt here): the text being edited in memory, the bytes on disk,
+and a checked, atomic Save.
+
+Edits (Remove, the proven bulk removal, Undo, Redo) change only the text in memory; the
+viewer re-scores that text. ``save`` writes it, with the original's encoding and byte
+order mark, by the engine's atomic write, and refuses when the file is read-only or changed
+on disk since it was read or last saved."""
 
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from svgloo.engine.errors import InputError, SvglooError
 from svgloo.engine.files import atomic_write_bytes, encode_like
+
+__all__ = ["FileChangedError", "FileSession", "ReadOnlyError", "encode_like", "is_read_only"]
 
 
 class FileChangedError(SvglooError):
@@ -32,70 +38,56 @@ def is_read_only(path: Path) -> bool:
     return no_write_bits or not os.access(path, os.W_OK)
 
 
-@dataclass
 class FileSession:
-    """The bytes the viewer loaded for one file, and the session's undo stack.
+    """One file under review.
 
-    ``loaded`` must be the exact bytes the current analysis was made from; every write
-    first checks that the file still holds them."""
+    ``saved``: the exact bytes last read from or written to disk, and ``saved_text`` the
+    document text the engine read from them; ``text``: that text as edited since."""
 
-    path: Path
-    loaded: bytes
-    undo_stack: list[bytes] = field(default_factory=list)
+    def __init__(self, path: Path, saved: bytes, text: str):
+        self.path = Path(path)
+        self.saved = saved
+        self.saved_text = text
+        self.text = text
+
+    @property
+    def modified(self) -> bool:
+        """True when the text in memory is not the text of the file's bytes."""
+        return self.text != self.saved_text
 
     def current_bytes(self) -> bytes:
+        """The text in memory as the file would hold it (its encoding and byte order
+        mark); the saved bytes themselves while unedited."""
+        if not self.modified:
+            return self.saved
+        return encode_like(self.text, self.saved, str(self.path))
+
+    def disk_bytes(self) -> bytes:
         try:
             return self.path.read_bytes()
         except OSError as exc:
             raise InputError(str(self.path), f"cannot read file: {exc.strerror or exc}") from None
 
     def changed_on_disk(self) -> bool:
-        return self.current_bytes() != self.loaded
+        return self.disk_bytes() != self.saved
 
-    def _check_writable(self) -> None:
+    def check_editable(self) -> None:
+        """Refuse edits that could never be saved: .svgz files and read-only files."""
+        if self.saved.startswith(b"\x1f\x8b"):
+            raise InputError(str(self.path), "compressed .svgz files are read-only in the "
+                                              "viewer")
         if is_read_only(self.path):
             raise ReadOnlyError(str(self.path), "the file is read-only; nothing was written "
                                 "(make it writable, e.g. chmod u+w, to edit it here)")
 
-    def _check_unchanged(self) -> None:
+    def save(self) -> bytes:
+        """Write the text in memory (checked, atomic); returns the bytes written."""
+        self.check_editable()
         if self.changed_on_disk():
             raise FileChangedError(str(self.path), "the file changed on disk since it was "
-                                   "loaded; nothing was written (wait for the re-score and "
-                                   "try again)")
-
-    def write_text(self, new_text: str) -> bytes:
-        """Replace the file with ``new_text`` (checked, atomic, undoable); returns the
-        bytes written."""
-        if self.loaded.startswith(b"\x1f\x8b"):
-            raise InputError(str(self.path), "compressed .svgz files are read-only in the "
-                                              "viewer")
-        self._check_writable()
-        self._check_unchanged()
-        data = encode_like(new_text, self.loaded, str(self.path))
+                                   "loaded; nothing was written (close without saving and "
+                                   "open it again to see the other change)")
+        data = self.current_bytes()
         atomic_write_bytes(self.path, data)
-        self.undo_stack.append(self.loaded)
-        self.loaded = data
+        self.saved, self.saved_text = data, self.text
         return data
-
-    def remove_unit(self, run, unit_index: int) -> bytes:
-        """Remove one scoring unit of ``run`` (whose document was parsed from
-        ``self.loaded``) with the engine's removal edit."""
-        from svgloo.engine.units import apply_edits, removal_edit
-
-        edit = removal_edit(run.units, unit_index)
-        return self.write_text(apply_edits(run.doc.text, [edit]))
-
-    def can_undo(self) -> bool:
-        return bool(self.undo_stack)
-
-    def undo(self) -> bytes:
-        """Restore the bytes from before the last edit, exactly."""
-        if not self.undo_stack:
-            raise InputError(str(self.path), "nothing to undo")
-        self._check_writable()
-        self._check_unchanged()
-        previous = self.undo_stack[-1]
-        atomic_write_bytes(self.path, previous)
-        self.undo_stack.pop()
-        self.loaded = previous
-        return previous

@@ -93,6 +93,11 @@ class ImageView(QGraphicsView):
         for item in (self.base_item, self.crisp_item, self.overlay_item, self.box_item):
             self.scene().addItem(item)
         self.marker_items: list[QGraphicsRectItem] = []
+        self.density_item = QGraphicsPixmapItem()  # "mark findings" with many findings
+        self.density_item.setZValue(1.4)
+        self.density_item.setVisible(False)
+        self.scene().addItem(self.density_item)
+        self.density_image = QImage()
         self.overlay_image = QImage()
         self.crisp_image = QImage()
         self.crisp_request = None   # (canvas, (y0, y1, x0, x1)) of the crisp layer shown
@@ -173,6 +178,16 @@ class ImageView(QGraphicsView):
             item.setZValue(1.5)
             self.scene().addItem(item)
             self.marker_items.append(item)
+
+    def set_density(self, rgba: np.ndarray | None) -> None:
+        """A translucent map of where many findings are (marks.density_rgba), or none."""
+        if rgba is None:
+            self.density_image = QImage()
+            self.density_item.setVisible(False)
+            return
+        self.density_image = qimage_rgba(rgba)
+        self.density_item.setPixmap(QPixmap.fromImage(self.density_image))
+        self.density_item.setVisible(True)
 
     # ---------------------------------------------------------------- crisp layer
     def schedule_crisp(self) -> None:

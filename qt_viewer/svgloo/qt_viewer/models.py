@@ -27,6 +27,8 @@ class UnitTableModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.rows: list[dict] = []
+        # why every purity/concept cell is blank ("" once the structure analysis is in)
+        self.concept_note = "no structure analysis yet"
 
     def set_rows(self, rows: list[dict]) -> None:
         self.beginResetModel()
@@ -94,6 +96,10 @@ class UnitTableModel(QAbstractTableModel):
             return QBrush(QColor(FINDING_COLOR))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 6, 8):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole and col in (8, 9):
+            blank = row.get("purity") is None if col == 8 else not row.get("primary")
+            if blank:
+                return blank_concept_tip(row, self.concept_note)
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = (f"unit {row['index']} <{row['tag']}> at {row['line']}:{row['column']}: "
                    f"delta {row['delta']:+.6f} ({row['verdict']}), {row['footprint_pixels']} "
@@ -109,6 +115,18 @@ class UnitTableModel(QAbstractTableModel):
 FILTERS = {"all": "All units", "harmful": "Harmful", "findings": "Findings",
            "invisible": "No visible effect", "helpful": "Helpful"}
 FINDING_COLOR = "#b5179e"
+
+
+def blank_concept_tip(row: dict, note: str) -> str:
+    """Why a unit's purity or concept cell is empty."""
+    if note:
+        return note
+    if row.get("primary") is None and row.get("purity") is None:
+        return ("not a concept's element: the structure analysis gave this element no "
+                "concept")
+    if row.get("purity") is None:
+        return "no purity: the element's attribution is empty (it serves no concept)"
+    return "no main concept: no concept takes a share of this element's attribution"
 
 
 def flags_text(row: dict) -> str:

@@ -9,16 +9,20 @@ from pathlib import Path
 
 import numpy as np
 from PyQt6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer, pyqtSignal
-from PyQt6.QtGui import QAction, QColor, QFont, QKeySequence, QPixmap, QTextCharFormat, QTextCursor
+from PyQt6.QtGui import (QAction, QColor, QFont, QKeySequence, QPixmap, QTextCharFormat,
+                         QTextCursor, QUndoCommand, QUndoStack)
 from PyQt6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                             QLineEdit, QListWidget, QMainWindow, QPlainTextEdit, QProgressBar,
+                             QLineEdit, QListWidget, QMainWindow, QMessageBox, QPlainTextEdit,
+                             QProgressBar, QSizePolicy,
                              QPushButton, QSplitter, QTableView, QTabWidget, QTextEdit,
                              QToolBar, QVBoxLayout, QWidget, QAbstractItemView, QScrollArea)
 
 from .edits import FileSession
 from .images import ImageView, heat_overlay, nonzero_box
-from .models import CONCEPT_COLUMN, FILTERS, ROW_ROLE, UnitFilterProxy, UnitTableModel
-from .worker import Analysis, ConceptsOutcome, ScoreJob
+from .marks import MAX_OUTLINES, density_rgba, finding_marks
+from .models import (CONCEPT_COLUMN, FILTERS, FINDING_COLOR, ROW_ROLE, UnitFilterProxy,
+                     UnitTableModel)
+from .worker import Analysis, ConceptsOutcome, ProofJob, ScoreJob
 
 METRIC_HELP = {
     "purity": "how much of each element's attribution goes to its main concept "
@@ -79,12 +83,28 @@ def plural_units(n: int) -> str:
     return f"{n} unit{'' if n == 1 else 's'}"
 
 
+class TextEdit(QUndoCommand):
+    """One edit of the text in memory (a removal, the proven bulk removal): undo and redo
+    swap the whole text, which the window then re-scores."""
+
+    def __init__(self, window: "ViewerWindow", before: str, after: str, what: str):
+        super().__init__(what)
+        self.window, self.before, self.after, self.what = window, before, after, what
+
+    def redo(self) -> None:
+        self.window._set_text(self.after, self.what)
+
+    def undo(self) -> None:
+        self.window._set_text(self.before, f"undone: {self.what}")
+
+
 class ViewerWindow(QMainWindow):
     """One file at a time: render, units table, concepts, source; scoring off-thread."""
 
     analysisReady = pyqtSignal()     # a new scoring result is shown
     conceptsReady = pyqtSignal()     # the concepts panel was filled (or said why not)
     errorShown = pyqtSignal(str)
+    removalProven = pyqtSignal(bool)  # the bulk removal's proof ended (True: edited)
 
     def __init__(self, path=None, *, reference=None, prompt=None, backbone="auto",
                  base_settings=None, concepts=True, settings_store: QSettings | None = None,
@@ -101,6 +121,10 @@ class ViewerWindow(QMainWindow):
         self.structure = None
         self.session: FileSession | None = None
         self.job: ScoreJob | None = None
+        self.proof_job: ProofJob | None = None
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self._split_sizes: list[int] | None = None
         self._rescore_pending = False
         self.scoring_failed = False
         self.selection = None       # see _set_selection
@@ -130,11 +154,17 @@ class ViewerWindow(QMainWindow):
         self.act_open.triggered.connect(self._open_dialog)
         self.act_rescore = QAction("Re-score", self, shortcut=QKeySequence("F5"))
         self.act_rescore.triggered.connect(self.rescore)
+        self.act_save = QAction("Save", self, shortcut=QKeySequence.StandardKey.Save)
+        self.act_save.setToolTip("write the edits to the file (atomically: a temporary file "
+                                 "in the same folder, renamed over it)")
+        self.act_save.triggered.connect(self.save)
+        self.act_save.setEnabled(False)
         self.act_remove = QAction("Remove unit", self, shortcut=QKeySequence("Ctrl+Del"))
         self.act_remove.triggered.connect(self.remove_selected_unit)
-        self.act_undo = QAction("Undo", self, shortcut=QKeySequence.StandardKey.Undo)
-        self.act_undo.triggered.connect(self.undo)
-        self.act_undo.setEnabled(False)
+        self.act_undo = self.undo_stack.createUndoAction(self, "Undo")
+        self.act_undo.setShortcut(QKeySequence.StandardKey.Undo)
+        self.act_redo = self.undo_stack.createRedoAction(self, "Redo")
+        self.act_redo.setShortcut(QKeySequence.StandardKey.Redo)
         self.act_remove_proven = QAction("Remove all proven-removable", self)
         self.act_remove_proven.setToolTip(
             "remove every unit with no visible effect that can go together: the result is "
@@ -142,8 +172,8 @@ class ViewerWindow(QMainWindow):
             "would change it stay")
         self.act_remove_proven.triggered.connect(self.remove_proven_removable)
         self.act_remove_proven.setEnabled(False)
-        for a in (self.act_open, self.act_rescore, self.act_remove, self.act_remove_proven,
-                  self.act_undo):
+        for a in (self.act_open, self.act_save, self.act_rescore, self.act_remove,
+                  self.act_remove_proven, self.act_undo, self.act_redo):
             tb.addAction(a)
         tb.addSeparator()
         tb.addWidget(QLabel(" backbone "))
@@ -174,6 +204,7 @@ class ViewerWindow(QMainWindow):
 
         menu = self.menuBar().addMenu("&File")
         menu.addAction(self.act_open)
+        menu.addAction(self.act_save)
         self.recent_menu = menu.addMenu("Open recent")
         menu.addSeparator()
         self.act_export_sheet = QAction("Export footprint contact sheet…", self)
@@ -188,6 +219,7 @@ class ViewerWindow(QMainWindow):
         edit.addAction(self.act_remove)
         edit.addAction(self.act_remove_proven)
         edit.addAction(self.act_undo)
+        edit.addAction(self.act_redo)
         edit.addAction(self.act_rescore)
         self._refresh_recent_menu()
 
@@ -216,17 +248,20 @@ class ViewerWindow(QMainWindow):
         self.filter_combo = QComboBox()
         for key, label in FILTERS.items():
             self.filter_combo.addItem(label, key)
-        self.filter_combo.currentIndexChanged.connect(
-            lambda _: self.proxy.set_mode(self.filter_combo.currentData()))
+        self.filter_combo.currentIndexChanged.connect(self._filter_changed)
         row.addWidget(self.filter_combo)
         self.mark_findings = QCheckBox("mark findings")
-        self.mark_findings.setToolTip("outline specks and mostly hidden units on the picture")
+        self.mark_findings.setToolTip(
+            "mark specks and mostly hidden units on the picture: the selected unit's, else "
+            f"those the filter shows (outlined up to {MAX_OUTLINES}, a density map beyond)")
         self.mark_findings.setChecked(True)
         self.mark_findings.toggled.connect(lambda _: self._show_finding_markers())
         row.addWidget(self.mark_findings)
-        row.addStretch(1)
         self.summary_label = QLabel()
-        row.addWidget(self.summary_label)
+        # its text changes with every score: as a minimum width it moved the divider
+        self.summary_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                         QSizePolicy.Policy.Preferred)
+        row.addWidget(self.summary_label, 1)
         ul.addLayout(row)
         self.model = UnitTableModel(self)
         self.proxy = UnitFilterProxy(self)
@@ -285,6 +320,10 @@ class ViewerWindow(QMainWindow):
         self.tabs.addTab(concepts_tab, "Concepts")
         split.addWidget(self.tabs)
         split.setSizes([620, 640])
+        self.main_split = split
+        # the sizes the reviewer chose (or the first ones) are kept across re-scores: a new
+        # table's column widths must not move the divider
+        split.splitterMoved.connect(lambda *_: self._remember_split())
         outer.addWidget(split, 1)
         self.setCentralWidget(central)
 
@@ -358,7 +397,10 @@ class ViewerWindow(QMainWindow):
         self.store.sync()
         self._refresh_recent_menu()
 
-    def open_file(self, path) -> None:
+    def open_file(self, path) -> bool:
+        """Open ``path`` (after asking about unsaved edits of the open file, if any)."""
+        if not self.confirm_discard():
+            return False
         path = Path(path).resolve()
         if self.watcher is not None:
             self.watcher.stop()
@@ -366,6 +408,7 @@ class ViewerWindow(QMainWindow):
         self.path = path
         self.analysis = None
         self.session = None
+        self.undo_stack.clear()
         self.structure = None
         self.scoring_failed = False
         self.layer_cache = {}
@@ -373,7 +416,7 @@ class ViewerWindow(QMainWindow):
         self._restore_key = None
         self.view._fitted = False
         self.view._fit_on_resize = True
-        self.setWindowTitle(f"svgloo viewer — {path.name}")
+        self.setWindowTitle(f"svgloo viewer — {path.name}[*]")  # [*]: "*" when modified
         self._remember(path)
         try:
             from .watcher import FileWatcher
@@ -383,6 +426,7 @@ class ViewerWindow(QMainWindow):
         except Exception as exc:  # the viewer still works; re-score by hand
             self.status_label.setText(f"not watching {path.name}: {exc}")
         self.rescore()
+        return True
 
     # ------------------------------------------------------------- scoring
     def is_busy(self) -> bool:
@@ -399,7 +443,7 @@ class ViewerWindow(QMainWindow):
         if key is not None:
             self._restore_key = key
         job = ScoreJob(self.path, self.score_settings(), concepts=self.concepts_enabled,
-                       layer_cache=self.layer_cache, parent=self)
+                       layer_cache=self.layer_cache, parent=self, source=self._source_bytes())
         job.progress.connect(self._on_progress)
         job.scored.connect(self._on_scored)
         job.structured.connect(self._on_structured)
@@ -410,6 +454,13 @@ class ViewerWindow(QMainWindow):
         self.progress.show()
         self.status_label.setText(f"scoring {self.path.name}…")
         job.start()
+
+    def _source_bytes(self) -> bytes | None:
+        """What a re-score scores: the text in memory (the file's own bytes while it is
+        unedited), or None to read the file (nothing loaded yet, or reloading)."""
+        if self.session is None:
+            return None
+        return self.session.current_bytes() if self.session.modified else self.session.saved
 
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
@@ -465,13 +516,13 @@ class ViewerWindow(QMainWindow):
         prev_key = self._restore_key or self.selected_key()
         self.analysis = analysis
         self.score_count += 1
-        self._known_bytes = {analysis.raw}
         if self.session is None or self.session.path != analysis.path:
-            self.session = FileSession(analysis.path, analysis.raw)
-        elif self.session.loaded != analysis.raw:
-            # changed outside the viewer: the old undo steps would discard that change
-            self.session = FileSession(analysis.path, analysis.raw)
-        self.act_undo.setEnabled(self.session.can_undo())
+            # read from disk: a new file, or one changed by someone else while unedited
+            # here (the old undo steps would discard that change)
+            self.session = FileSession(analysis.path, analysis.raw, analysis.run.doc.text)
+            self.undo_stack.clear()
+        if not self.session.modified:
+            self._known_bytes = {self.session.saved}
         run = analysis.run
         res = run.result
         self.view.set_image(run.loo.full, (run.doc.text, str(analysis.path),
@@ -482,15 +533,18 @@ class ViewerWindow(QMainWindow):
                          "column": r["range"]["start"]["character"] + 1, "primary": None,
                          "purity": None})
         self.model.set_rows(rows)
+        self.model.concept_note = self._concept_note()
         if self.structure is not None:
             self._apply_structure_to_rows()
         self._show_finding_markers()
+        self._restore_split()
         self.act_remove_proven.setEnabled(len(self.removal_candidates()) >= 1)
         s = res["summary"]
         flagged = sum(bool(r.get("findings")) for r in res["units"])
         self.summary_label.setText(f"{plural_units(s['units'])}: {s['helpful']} helpful, "
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
                                    f"{s['invisible']} invisible, {flagged} flagged")
+        self.summary_label.setToolTip(self.summary_label.text())
         self.status_label.setText(self._status_text(res))
         self.status_label.setToolTip(self._status_tip(res))
         self._restore_key = None
@@ -504,7 +558,9 @@ class ViewerWindow(QMainWindow):
         self.metrics_label.clear()
         self.attribution_label.clear()
         self.structure = outcome.run
+        self.model.concept_note = self._concept_note()
         if outcome.run is None:
+            self.model.concept_note = f"no concepts: {outcome.message or 'unavailable'}"
             self.concepts_status.setText(outcome.message or "concepts unavailable")
             self.conceptsReady.emit()
             return
@@ -535,6 +591,7 @@ class ViewerWindow(QMainWindow):
         except Exception as exc:
             self.attribution_label.setText(f"attribution plot failed: {exc}")
         self._apply_structure_to_rows()
+        self._restore_split()
         self.conceptsReady.emit()
 
     @staticmethod
@@ -590,21 +647,21 @@ class ViewerWindow(QMainWindow):
         self.view.set_overlay(heat_overlay(heat), nonzero_box(heat > 0.5 * heat.max())
                               if heat.max() > 0 else None)
 
-    def finding_boxes(self) -> list:
-        """Image boxes of the units with findings: where they change the picture, or for
-        a unit that changes nothing (hidden), where it draws when rendered alone."""
+    def finding_boxes(self) -> dict:
+        """Unit -> image box of each unit with findings: where it changes the picture, or
+        for a unit that changes nothing (hidden), where it draws when rendered alone."""
         if self.analysis is None:
-            return []
+            return {}
         if self.analysis.finding_boxes is not None:
             return self.analysis.finding_boxes
         run = self.analysis.run
-        boxes = []
+        boxes = {}
         for r in run.result["units"]:
             if not r.get("findings"):
                 continue
             box = nonzero_box(run.footprint(r["index"]) > 0) or self._drawn_box(r["index"])
             if box is not None:
-                boxes.append(box)
+                boxes[r["index"]] = box
         self.analysis.finding_boxes = boxes
         return boxes
 
@@ -624,8 +681,57 @@ class ViewerWindow(QMainWindow):
             return None
         return box
 
+    def shown_units(self) -> list[int]:
+        """The units the table shows through its filter, in table order."""
+        return [self.proxy.data(self.proxy.index(k, 0), ROW_ROLE)["index"]
+                for k in range(self.proxy.rowCount())]
+
     def _show_finding_markers(self) -> None:
-        self.view.set_markers(self.finding_boxes() if self.mark_findings.isChecked() else [])
+        """Marks for the selected unit's finding, else for the flagged units the filter
+        shows: outlines up to MAX_OUTLINES, a density map beyond (marks.py)."""
+        if not self.mark_findings.isChecked() or self.analysis is None:
+            self.view.set_markers([])
+            self.view.set_density(None)
+            return
+        selected = self.selection[1] if self.selection and self.selection[0] == "unit" \
+            else None
+        marks = finding_marks(self.finding_boxes(), self.shown_units(), selected,
+                              self.analysis.run.loo.full.shape[0])
+        self.view.set_markers(marks.outlines)
+        color = QColor(FINDING_COLOR)
+        self.view.set_density(None if marks.density is None else density_rgba(
+            marks.density, (color.red(), color.green(), color.blue())))
+
+    def _filter_changed(self, _=None) -> None:
+        self.proxy.set_mode(self.filter_combo.currentData())
+        self._show_finding_markers()
+
+    # ---------------------------------------------------------- splitter
+    def _remember_split(self) -> None:
+        self._split_sizes = self.main_split.sizes()
+
+    def _restore_split(self) -> None:
+        """Put the picture/table divider back where the reviewer left it: a new table's
+        column widths change the panel's size hint, which made the divider jump."""
+        if self._split_sizes is None:
+            self._split_sizes = self.main_split.sizes()
+        elif self.main_split.sizes() != self._split_sizes:
+            self.main_split.setSizes(self._split_sizes)
+        # and once more after the layout has taken the new contents in
+        QTimer.singleShot(0, self._reapply_split)
+
+    def _reapply_split(self) -> None:
+        if self._split_sizes is not None and self.main_split.sizes() != self._split_sizes:
+            self.main_split.setSizes(self._split_sizes)
+
+    def _concept_note(self) -> str:
+        """Why the purity and concept cells are blank for every unit (the tooltip)."""
+        if not self.concepts_enabled:
+            return "no concepts: they are off (--no-concepts)"
+        if self.structure is None:
+            return ("no structure analysis yet: it runs after the score (see the Concepts "
+                    "tab)")
+        return ""
 
     # ----------------------------------------------------------- selection
     def selected_unit(self) -> int | None:
@@ -702,6 +808,7 @@ class ViewerWindow(QMainWindow):
                 self.concept_list.setCurrentRow(-1)
         finally:
             self._syncing = False
+        self._show_finding_markers()
         if selection is None or self.analysis is None:
             self.view.set_overlay(None)
             self.source_view.clear()
@@ -818,15 +925,35 @@ class ViewerWindow(QMainWindow):
         return self.remove_unit(unit)
 
     def remove_unit(self, unit: int) -> bool:
+        """Remove one unit from the text in memory (the engine's removal edit, undoable);
+        the file is written by Save."""
+        from svgloo.engine.units import apply_edits, removal_edit
+
+        run = self._editable_run()
+        if run is None:
+            return False
+        text = apply_edits(run.doc.text, [removal_edit(run.units, unit)])
+        self.undo_stack.push(TextEdit(self, run.doc.text, text, f"removed unit {unit}"))
+        return True
+
+    def _editable_run(self):
+        """The analysis of exactly the text in memory, when that text may be edited; else
+        None with the reason in the banner."""
+        from svgloo.engine.errors import SvglooError
+
         if self.analysis is None or self.session is None:
             self.show_error("nothing is loaded yet")
-            return False
-        if self.session.loaded != self.analysis.raw:
+            return None
+        if self.analysis.run.doc.text != self.session.text:
             self.show_error(f"{self.path}: the analysis is being updated; try again when the "
                             "re-score finishes")
-            return False
-        return self._write(lambda: self.session.remove_unit(self.analysis.run, unit),
-                           f"removed unit {unit}")
+            return None
+        try:
+            self.session.check_editable()
+        except SvglooError as exc:
+            self.show_error(str(exc))
+            return None
+        return self.analysis.run
 
     def removal_candidates(self) -> list[int]:
         """The units the editor's bulk fix offers to remove: those with no visible effect."""
@@ -835,40 +962,47 @@ class ViewerWindow(QMainWindow):
         return [r["index"] for r in self.analysis.run.result["units"] if not r["visible"]]
 
     def remove_proven_removable(self) -> bool:
-        """Remove, in one undoable write, every candidate that rendering proves can go
-        together (engine.removal.check_removal: the picture without them equals the full
-        picture; a set that changes it is narrowed greedily)."""
-        from PyQt6.QtWidgets import QApplication
-
-        from svgloo.engine.removal import check_removal
-        from svgloo.engine.units import apply_edits, edits_keeping
-
-        if self.analysis is None or self.session is None:
-            self.show_error("nothing is loaded yet")
+        """Start proving, on a worker thread, which candidates can go together
+        (engine.removal.check_removal: the picture without them equals the full picture; a
+        set that changes it is narrowed greedily); ``removalProven`` says when it ended.
+        The proven units are then removed in one undoable edit. False when nothing
+        started."""
+        run = self._editable_run()
+        if run is None:
+            return False
+        if self.proof_job is not None:
+            self.statusBar().showMessage("a removal is already being proven", 5000)
             return False
         candidates = self.removal_candidates()
         if not candidates:
             self.statusBar().showMessage("no unit without visible effect to remove", 5000)
             return False
-        run = self.analysis.run
-        settings = self.score_settings()
-        self.status_label.setText(f"proving the removal of {len(candidates)} units by "
-                                  "rendering…")
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            check = check_removal(run.units, candidates, size=settings.size,
-                                  limits=settings.limits)
-        except Exception as exc:
-            self.show_error(f"{self.path}: could not prove the removal: {exc}")
-            return False
-        finally:
-            QApplication.restoreOverrideCursor()
-            self.status_label.setText(self._status_text(run.result))
+        job = ProofJob(run, candidates, self.score_settings(), parent=self)
+        job.proven.connect(lambda check: self._on_proven(run, candidates, check))
+        job.failed.connect(self._on_proof_failed)
+        job.finished.connect(self._on_proof_finished)
+        self.proof_job = job
+        self.act_remove_proven.setEnabled(False)
+        self.status_label.setText(f"proving the removal of {plural_units(len(candidates))} "
+                                  "by rendering…")
+        job.start()
+        return True
+
+    def _on_proven(self, run, candidates: list[int], check) -> None:
+        from svgloo.engine.units import apply_edits, edits_keeping
+
         self.last_removal = check
+        if self.analysis is None or self.analysis.run is not run \
+                or self.session is None or self.session.text != run.doc.text:
+            self.show_error(f"{self.path}: the text changed while the removal was being "
+                            "proven; nothing was removed (try again)")
+            self.removalProven.emit(False)
+            return
         if not check.removable:
             self.show_error(f"{self.path}: none of the {len(candidates)} units with no visible "
                             "effect can be removed without changing the picture")
-            return False
+            self.removalProven.emit(False)
+            return
         keep = {u.index for u in run.units.units} - set(check.removable)
         text = apply_edits(run.doc.text, edits_keeping(run.units, keep))
         k, n = len(check.removable), len(candidates)
@@ -876,34 +1010,84 @@ class ViewerWindow(QMainWindow):
                 if k == n else
                 f"removed {k} of {n} units with no visible effect ({n - k} kept: removing "
                 "them too would change the picture)")
-        return self._write(lambda: self.session.write_text(text), what)
+        self.undo_stack.push(TextEdit(self, run.doc.text, text, what))
+        self.removalProven.emit(True)
+
+    def _on_proof_failed(self, message: str) -> None:
+        self.show_error(message)
+        self.removalProven.emit(False)
+
+    def _on_proof_finished(self) -> None:
+        job, self.proof_job = self.proof_job, None
+        if job is not None:
+            job.deleteLater()
+        self.act_remove_proven.setEnabled(bool(self.removal_candidates()))
+        if self.analysis is not None and self.job is None:
+            self.status_label.setText(self._status_text(self.analysis.run.result))
 
     def undo(self) -> bool:
-        if self.session is None or not self.session.can_undo():
+        if not self.undo_stack.canUndo():
             return False
-        return self._write(self.session.undo, "undone")
+        self.undo_stack.undo()
+        return True
 
-    def _write(self, action, what: str) -> bool:
-        """Run a file edit; refusals and write errors become the error banner."""
+    def redo(self) -> bool:
+        if not self.undo_stack.canRedo():
+            return False
+        self.undo_stack.redo()
+        return True
+
+    def _clean_changed(self, clean: bool) -> None:
+        """The title's "*" and Save follow the undo stack: clean is what is on disk."""
+        self.setWindowModified(not clean)
+        self.act_save.setEnabled(not clean)
+
+    def _set_text(self, text: str, what: str) -> None:
+        """The text in memory becomes ``text`` (an edit, its undo or redo): re-score it."""
+        self.session.text = text
+        self.clear_error()
+        self.statusBar().showMessage(f"{self.path.name}: {what} (not saved)", 5000)
+        self.rescore()
+
+    def save(self) -> bool:
+        """Write the text in memory to the file: atomic (the engine's atomic write), in the
+        file's encoding, refused when the file is read-only or changed on disk."""
         from svgloo.engine.errors import SvglooError
 
+        if self.session is None or not self.session.modified:
+            return self.session is not None
         try:
-            data = action()
+            data = self.session.save()
         except SvglooError as exc:
             self.show_error(str(exc))
             return False
         except OSError as exc:
             self.show_error(f"{self.path}: cannot write: {exc}")
             return False
-        self._after_write(data, what)
+        self._known_bytes.add(data)  # the watcher will see our own write
+        self.undo_stack.setClean()
+        self.clear_error()
+        self.statusBar().showMessage(f"{self.path.name}: saved", 5000)
         return True
 
-    def _after_write(self, data: bytes, what: str) -> None:
-        self.clear_error()
-        self._known_bytes.add(data)
-        self.act_undo.setEnabled(self.session.can_undo())
-        self.statusBar().showMessage(f"{self.path.name}: {what}", 5000)
-        self.rescore()
+    def ask_unsaved(self) -> QMessageBox.StandardButton:
+        """Save, Discard or Cancel, asked when unsaved edits would be lost (tests replace
+        this)."""
+        buttons = (QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                   | QMessageBox.StandardButton.Cancel)
+        return QMessageBox.question(self, "Unsaved changes",
+                                    f"{self.path.name} has unsaved changes. Save them?",
+                                    buttons, QMessageBox.StandardButton.Save)
+
+    def confirm_discard(self) -> bool:
+        """True when nothing unsaved would be lost: no edits, or the reviewer saved them
+        (successfully) or chose to discard them."""
+        if self.session is None or not self.session.modified:
+            return True
+        answer = self.ask_unsaved()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
 
     def _file_changed_settled(self) -> None:
         if self.path is None:
@@ -912,15 +1096,24 @@ class ViewerWindow(QMainWindow):
             current = self.path.read_bytes()
         except OSError:
             return  # mid-save (deleted before the rename); the rename will come
+        if self.session is not None and self.session.modified:
+            if current != self.session.saved:
+                # never drop the reviewer's edits for someone else's: Save will refuse
+                self.show_error(f"{self.path}: changed on disk while you have unsaved edits; "
+                                "they are kept, but Save will refuse to overwrite the other "
+                                "change (close without saving and open it again to see it)")
+            return
         if (self.scoring_failed and self.analysis is not None and self.job is None
                 and current == self.analysis.raw):
             # back to the exact bytes of the last good analysis (an editor's undo): that
             # analysis is valid again, so the failure no longer applies
+            self.session = FileSession(self.path, current, self.analysis.run.doc.text)
             self._forget_failure()
             return
         if current in self._known_bytes and self.job is None:
             return
         self._known_bytes.add(current)
+        self.session = None  # unedited here: read the file again (and drop the undo steps)
         self.rescore()
 
     # -------------------------------------------------------------- export
@@ -959,7 +1152,12 @@ class ViewerWindow(QMainWindow):
         self._rescore_pending = False
         if self.job is not None:
             self.job.wait()
+        if self.proof_job is not None:
+            self.proof_job.wait()
 
     def closeEvent(self, event) -> None:
+        if not self.confirm_discard():
+            event.ignore()
+            return
         self.shutdown()
         super().closeEvent(event)

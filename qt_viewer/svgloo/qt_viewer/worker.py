@@ -1,4 +1,5 @@
-"""Scoring off the GUI thread: one QThread per analysis, reporting through signals."""
+"""Work off the GUI thread: one QThread per analysis or removal proof, reporting through
+signals."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ class ConceptsOutcome:
 
 
 class ScoreJob(QThread):
-    """Reads the file once, scores those bytes, then (optionally) asks the structure
-    module for concepts. Results arrive on the GUI thread through queued signals."""
+    """Scores the bytes given (the edited text in memory, encoded like the file) or, with
+    none, the file's bytes read once; then (optionally) asks the structure module for
+    concepts. Results arrive on the GUI thread through queued signals."""
 
     progress = pyqtSignal(int, int)
     scored = pyqtSignal(object)        # Analysis
@@ -34,9 +36,10 @@ class ScoreJob(QThread):
     failed = pyqtSignal(str)
 
     def __init__(self, path, settings, concepts: bool = True, layer_cache: dict | None = None,
-                 parent=None):
+                 parent=None, source: bytes | None = None):
         super().__init__(parent)
         self.path = Path(path)
+        self.source = source
         self.settings = settings
         self.concepts = concepts
         self.layer_cache = layer_cache
@@ -47,7 +50,8 @@ class ScoreJob(QThread):
         from svgloo.engine.score import score_document
 
         try:
-            raw = read_svg_bytes(self.path, self.settings.limits)
+            raw = (self.source if self.source is not None
+                   else read_svg_bytes(self.path, self.settings.limits))
             doc = parse_document(raw, str(self.path), self.settings.limits)
             run = score_document(doc, self.settings, progress=self._progress,
                                  layer_cache=self.layer_cache)
@@ -80,3 +84,29 @@ class ScoreJob(QThread):
         except Exception as exc:
             return ConceptsOutcome(message=f"concepts unavailable: {exc}")
         return ConceptsOutcome(run=srun)
+
+
+class ProofJob(QThread):
+    """Proves a multi-unit removal by rendering (``engine.removal.check_removal``: the
+    picture without all of ``candidates`` against the full one, narrowed greedily), so the
+    window stays responsive meanwhile."""
+
+    proven = pyqtSignal(object)   # engine.removal.RemovalCheck
+    failed = pyqtSignal(str)
+
+    def __init__(self, run, candidates: list[int], settings, parent=None):
+        super().__init__(parent)
+        self.run_ = run  # the ScoreRun whose units the candidates index
+        self.candidates = list(candidates)
+        self.settings = settings
+
+    def run(self) -> None:  # runs on the worker thread
+        from svgloo.engine.removal import check_removal
+
+        try:
+            check = check_removal(self.run_.units, self.candidates, size=self.settings.size,
+                                  limits=self.settings.limits)
+        except Exception as exc:  # a render failure or engine bug: a message, not a crash
+            self.failed.emit(f"{self.run_.doc.name}: could not prove the removal: {exc}")
+            return
+        self.proven.emit(check)
