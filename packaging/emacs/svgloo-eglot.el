@@ -17,7 +17,7 @@
 (defvar svgloo-settings
   '(:backbone "auto" :reference "" :prompt ""
     ;; :helpfulThreshold / :harmfulThreshold unset: the backbone's own thresholds
-    :diagnostics (:harmful t :invisible t :purity t)
+    :diagnostics (:harmful t :invisible t :purity t :maxPerDocument 50)
     :useDaemon t :renderSize 384)
   "Settings sent to `svgloo lsp' (the same keys as in the other editors).")
 

@@ -31,7 +31,7 @@ SERVER_SETTINGS = {
     "prompt": "",
     "helpfulThreshold": None,  # the backbone's own thresholds (a number overrides them)
     "harmfulThreshold": None,
-    "diagnostics": {"harmful": True, "invisible": True, "purity": True},
+    "diagnostics": {"harmful": True, "invisible": True, "purity": True, "maxPerDocument": 50},
     "useDaemon": True,
     "renderSize": 384,
 }
@@ -206,7 +206,8 @@ def _lua_defaults(text: str) -> dict:
     for key, raw in re.findall(r"^\s+(\w+) = (.+?),?(?:\s*--.*)?$", block.group(1), re.M):
         raw = raw.rstrip(",")
         if raw.startswith("{"):
-            values[key] = {k: v == "true" for k, v in re.findall(r"(\w+) = (true|false)", raw)}
+            values[key] = {k: v == "true" if v in ("true", "false") else int(v)
+                           for k, v in re.findall(r"(\w+) = (true|false|-?\d+)", raw)}
         elif raw in ("true", "false"):
             values[key] = raw == "true"
         elif raw.startswith("'"):

@@ -13,7 +13,7 @@ local defaults = {
   prompt = '', -- text prompt
   -- helpfulThreshold / harmfulThreshold: unset = the backbone's own (clip: the paper's
   -- +/-0.005; pixel: +/-0.0008, calibrated); set numbers here to override.
-  diagnostics = { harmful = true, invisible = true, purity = true },
+  diagnostics = { harmful = true, invisible = true, purity = true, maxPerDocument = 50 },
   useDaemon = true,
   renderSize = 384,
 }
