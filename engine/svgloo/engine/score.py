@@ -182,8 +182,9 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         row["findings"] = findings
     t_findings = time.perf_counter() - t_findings
     # Which units may be deleted: a stricter proof than the footprint (proof.py).
-    proof = prove_removals(units, [r["index"] for r in unit_rows if not r["visible"]],
-                           settings.size, limits, pool)
+    invisible = [r["index"] for r in unit_rows if not r["visible"]]
+    proof = prove_removals(units, invisible, settings.size, limits, pool,
+                           over_white={i: _largest_change(loo, i) for i in invisible})
     for row, removal in zip(unit_rows, proof.status):
         row["removal"] = removal
     notes = []
@@ -221,6 +222,12 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }
     return ScoreRun(result, doc, units, loo)
+
+
+def _largest_change(loo: LooResult, unit: int) -> int:
+    """The most any channel of the over-white picture moves without ``unit`` (0-255)."""
+    patch = loo.patches[unit]
+    return 0 if patch.box is None else int(patch._change(loo.full).max())
 
 
 def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage) -> np.ndarray:
