@@ -215,31 +215,32 @@ def unit_reasons(us: UnitSet) -> dict[int, str]:
         if ident is not None:
             ids.setdefault(ident, i)
 
-    def inside(i: int, seen: set) -> str | None:
-        """A reason anywhere in element i's subtree, following <use> references."""
-        if i in seen:
-            return None
-        seen.add(i)
-        if i in own:
-            return own[i]
-        node = doc.nodes[i]
-        if doc.elements[i].tag == "use":
-            link = (node.get("href") or node.get(f"{{{XLINK_NS}}}href") or "").strip()
-            if link.startswith("#") and link[1:] in ids:
-                found = inside(ids[link[1:]], seen)
-                if found:
-                    return f"what it draws has {found}"
-        for child in node:
-            j = doc._index_of.get(child)
-            if j is not None:
-                found = inside(j, seen)
-                if found:
-                    return found
+    def inside(i: int) -> str | None:
+        """A reason anywhere in element i's subtree, following <use> references (a walk
+        with its own stack: documents may nest deeper than Python's recursion limit)."""
+        seen: set[int] = set()
+        stack = [(i, "")]
+        while stack:
+            j, via = stack.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            if j in own:
+                return via + own[j]
+            node = doc.nodes[j]
+            if doc.elements[j].tag == "use":
+                link = (node.get("href") or node.get(f"{{{XLINK_NS}}}href") or "").strip()
+                if link.startswith("#") and link[1:] in ids:
+                    stack.append((ids[link[1:]], "what it draws has "))
+            for child in reversed(node):
+                k = doc._index_of.get(child)
+                if k is not None:
+                    stack.append((k, via))
         return None
 
     out: dict[int, str] = {}
     for u in us.units:
-        reason = inside(u.element, set())
+        reason = inside(u.element)
         node = doc.nodes[u.element].getparent()
         while reason is None and node is not None:
             j = doc._index_of.get(node)
