@@ -285,3 +285,18 @@ def test_renderers_that_disagree_are_reported_with_the_element():
     plain = score(doc('<circle cx="60" cy="60" r="25"/>'))
     assert plain["renderer_disagreement"] is None
     assert not [w for w in plain["warnings"] if w.startswith("CairoSVG draws")]
+
+
+def test_a_proof_that_runs_out_of_checks_proves_nothing_it_did_not_reach():
+    from svgloo.engine.proof import Prover, prove_set
+
+    # edges on the pixel grid at 64 px: one square alone draws what the two do
+    twins = doc('<rect x="50" y="50" width="25" height="25" fill="#c00"/>' * 2
+                + '<circle cx="-20" cy="-20" r="5"/>')
+    us = extract_units(parse_document(twins, "twins.svg"))
+    prover = Prover(us, (64,))
+    check = prove_set(prover, [1, 2, 3], max_checks=1)  # the whole set fails; no more
+    assert check.removable == () and check.undecided == (1, 2, 3)
+    assert not check.complete
+    full = prove_set(Prover(us, (64,)), [1, 2, 3])
+    assert full.undecided == () and 3 in full.removable and len(full.removable) == 2

@@ -35,6 +35,7 @@ from svgloo.engine.workers import RenderPool, shared_pool
 
 PROOF_TOLERANCE = 4       # /255 per channel (alpha included, and over white and black pages)
 MIN_PROOF_SIZE = 1024     # px: small documents are proven at least this large
+PROOF_MAX_CHECKS = 48     # removals checked per proof; the units not reached stay unproven
 DISAGREE_THRESHOLD = 32   # /255: where CairoSVG's and resvg's full pictures differ...
 DISAGREE_MIN_PIXELS = 9   # ...in a patch at least 3x3 px (lone edge pixels are antialiasing)
 RENDERERS = ("cairosvg", "resvg")
@@ -184,6 +185,7 @@ class RemovalCheck:
     renders: int                 # renders spent on the proof (the full pictures included)
     checked: str = ""            # one line: what was compared
     why_dropped: dict = field(default_factory=dict)  # unit -> the first Change it caused
+    undecided: tuple[int, ...] = ()  # not reached before the check budget ran out
 
     @property
     def complete(self) -> bool:
@@ -198,18 +200,28 @@ def checked_line(sizes: Iterable[int], note: str = "") -> str:
     return line + (f"; {note}" if note else "")
 
 
-def prove_set(prover: Prover, units: Iterable[int]) -> RemovalCheck:
+def prove_set(prover: Prover, units: Iterable[int],
+              max_checks: int | None = None) -> RemovalCheck:
     """Which of ``units`` can be removed together keeping every picture. The whole set is
-    tried first (one batch); if it changes a picture, groups are added greedily in
-    document order, halving a group that fails."""
+    tried first (one check); if it changes a picture, groups are added greedily in
+    document order, halving a group that fails. After ``max_checks`` checks (default
+    PROOF_MAX_CHECKS) the units not reached yet are left undecided: never removable."""
     requested = tuple(sorted(set(int(i) for i in units)))
     for i in requested:
         if not 0 <= i < len(prover.us.units):
             raise ValueError(f"unit {i} is not a unit of {prover.us.doc.name}")
+    budget = PROOF_MAX_CHECKS if max_checks is None else max_checks
     accepted: set[int] = set()
     dropped: dict[int, Change] = {}
+    undecided: list[int] = []
+    checks = 0
 
     def add(group: list[int]) -> None:
+        nonlocal checks
+        if checks >= budget:
+            undecided.extend(group)
+            return
+        checks += 1
         found = prover.changes(accepted | set(group))
         if not found:
             accepted.update(group)
@@ -222,8 +234,9 @@ def prove_set(prover: Prover, units: Iterable[int]) -> RemovalCheck:
 
     if requested:
         add(list(requested))
-    return RemovalCheck(requested, tuple(sorted(accepted)), tuple(sorted(dropped)),
-                        prover.renders, checked_line(prover.sizes), dropped)
+    return RemovalCheck(requested, tuple(sorted(accepted)),
+                        tuple(sorted(set(dropped) | set(undecided))), prover.renders,
+                        checked_line(prover.sizes), dropped, tuple(sorted(undecided)))
 
 
 def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
@@ -441,7 +454,12 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = 384,
             status[i] = {"status": "proven", "reason": "removing it, together with the "
                          f"other proven units, keeps the picture: {checked}"}
         for i, change in check.why_dropped.items():
-            status[i] = {"status": "visible", "reason": "removing it " + change.describe()}
+            status[i] = {"status": "visible", "reason": "removing it together with the "
+                         "proven units " + change.describe()}
+        for i in check.undecided:
+            status[i] = {"status": "unverified", "reason": (
+                f"the proof stopped after {PROOF_MAX_CHECKS} checks ({prover.renders} "
+                "renders) before reaching it")}
         if len(check.removable) >= 2:
             bulk = {"units": list(check.removable), "checked": checked}
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
