@@ -184,7 +184,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     # Which units may be deleted: a stricter proof than the footprint (proof.py).
     invisible = [r["index"] for r in unit_rows if not r["visible"]]
     proof = prove_removals(units, invisible, settings.size, limits, pool,
-                           over_white={i: _largest_change(loo, i) for i in invisible})
+                           over_white={i: loo.patches[i].largest_change(loo.full)
+                                       for i in invisible})
     for row, removal in zip(unit_rows, proof.status):
         row["removal"] = removal
     notes = []
@@ -222,12 +223,6 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }
     return ScoreRun(result, doc, units, loo)
-
-
-def _largest_change(loo: LooResult, unit: int) -> int:
-    """The most any channel of the over-white picture moves without ``unit`` (0-255)."""
-    patch = loo.patches[unit]
-    return 0 if patch.box is None else int(patch._change(loo.full).max())
 
 
 def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage) -> np.ndarray:
