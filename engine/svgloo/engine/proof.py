@@ -35,7 +35,7 @@ from svgloo.engine.workers import RenderPool, shared_pool
 
 PROOF_TOLERANCE = 4       # /255 per channel (alpha included, and over white and black pages)
 MIN_PROOF_SIZE = 1024     # px: small documents are proven at least this large
-# Removals checked per proof: PROOF_MAX_CHECKS plus one per two candidates. Bisecting n
+# Removals checked per proof: PROOF_MAX_CHECKS plus one per four candidates. Bisecting n
 # units never takes more than 2n - 1 checks; the cap bites when many of them fail (the
 # corpus's sugarss.svg: 180 of 736 fail together; a full bisection cost 2,102 renders).
 PROOF_MAX_CHECKS = 48
@@ -208,13 +208,13 @@ def prove_set(prover: Prover, units: Iterable[int],
     """Which of ``units`` can be removed together keeping every picture. The whole set is
     tried first (one check); if it changes a picture, groups are added greedily in
     document order, halving a group that fails. After ``max_checks`` checks (default
-    PROOF_MAX_CHECKS + one per two units) the units not reached yet are left undecided: never
+    PROOF_MAX_CHECKS + one per four units) the units not reached yet are left undecided: never
     removable."""
     requested = tuple(sorted(set(int(i) for i in units)))
     for i in requested:
         if not 0 <= i < len(prover.us.units):
             raise ValueError(f"unit {i} is not a unit of {prover.us.doc.name}")
-    budget = PROOF_MAX_CHECKS + len(requested) // 2 if max_checks is None else max_checks
+    budget = PROOF_MAX_CHECKS + len(requested) // 4 if max_checks is None else max_checks
     accepted: set[int] = set()
     dropped: dict[int, Change] = {}
     undecided: list[int] = []
@@ -462,7 +462,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = 384,
                          "proven units " + change.describe()}
         for i in check.undecided:
             status[i] = {"status": "unverified", "reason": (
-                f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 2} checks "
+                f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 4} checks "
                 f"({prover.renders} renders) before reaching it")}
         if len(check.removable) >= 2:
             bulk = {"units": list(check.removable), "checked": checked}
