@@ -243,14 +243,22 @@ def print_table(result: dict, out=None) -> None:
     print(f"  {'unit':>4}  {'element':<{name_w}}  {'line:col':>{at_w}}  {'delta':>9}  "
           f"{'verdict':<8}  {'footprint':>9}  findings", file=out)
     for r in rows:
-        fp = f"{r['footprint_pixels']} px" if r["visible"] else "invisible"
+        fp = f"{r['footprint_pixels']} px" if r["visible"] else _removal_cell(r)
         print(f"  {r['index']:>4}  {_label(r):<{name_w}}  {position(r):>{at_w}}"
               f"  {r['delta']:>+9.5f}  {r['verdict']:<8}  {fp:>9}  {_findings_cell(r)}"
               .rstrip(), file=out)
+        removal = r.get("removal") or {}
+        if not r["visible"] and removal.get("status") in ("unverified", "visible"):
+            print(f"        {removal['status']}: {removal.get('reason', '')}", file=out)
     s = result["summary"]
     print(file=out)
     print(f"  {plural(s['units'], 'unit')}: {s['helpful']} helpful, {s['harmful']} harmful, "
-          f"{s['neutral']} neutral; {s['invisible']} with no visible effect", file=out)
+          f"{s['neutral']} neutral; {s['invisible']} with no footprint (no pixel over 12/255 "
+          "in CairoSVG)", file=out)
+    if "proven_removable" in s:
+        bulk = result.get("bulk_removal")
+        print(f"  removal: {s['proven_removable']} proven removable, {s['unverified']} "
+              f"unverified; proof: {(bulk or {}).get('checked') or _checked(result)}", file=out)
     if "finding_thresholds" in result:
         th = result["finding_thresholds"]
         print(f"  findings: {plural(s['specks'], 'speck')} (visible on <= {th['speck']:.4%} "
@@ -278,6 +286,20 @@ def reference_text(reference: dict) -> str:
     if kind == "text":
         return f"{source} (text)"
     return source
+
+
+def _removal_cell(row: dict) -> str:
+    """The footprint cell of a unit with no footprint: what the removal proof found."""
+    status = (row.get("removal") or {}).get("status")
+    return {"proven": "removable", "unverified": "unverified",
+            "visible": "0 px"}.get(status, "invisible")
+
+
+def _checked(result: dict) -> str:
+    proven = [r for r in result["units"] if (r.get("removal") or {}).get("status") == "proven"]
+    if proven:
+        return proven[0]["removal"]["reason"].split(": ", 1)[-1]
+    return "no candidate (nothing without a footprint that svgloo can vouch for)"
 
 
 def _findings_cell(r: dict) -> str:

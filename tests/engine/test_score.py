@@ -21,7 +21,7 @@ from svgloo.plugins.pixel_backbone import PixelBackbone
 from conftest import CORPUS, EXAMPLES
 
 UNIT_KEYS = {"index", "tag", "id", "kind", "subpath", "offsets", "range", "delta", "verdict",
-             "footprint_pixels", "visible", "findings"}
+             "footprint_pixels", "visible", "findings", "removal"}
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -35,7 +35,7 @@ def test_json_contract_and_the_injected_stray_is_harmful():
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert {"schema", "file", "backbone", "reference", "method", "render_size", "full_score",
-            "units", "timings"} <= set(result)
+            "units", "timings", "bulk_removal"} <= set(result)
     assert result["schema"] == "svgloo.score/1"
     assert result["backbone"] == "pixel"
     assert result["reference"]["kind"] == "image"

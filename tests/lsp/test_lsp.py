@@ -396,29 +396,32 @@ GHOST = '<circle cx="8" cy="8" r="3" fill="blue" opacity="0"/>'
 
 
 async def test_bulk_fix_keeps_the_picture(client: LanguageClient, tmp_path):
-    """Two identical squares on top of each other are each invisible; removing both
-    would erase the square, so the bulk fix keeps one of them."""
+    """Two identical squares on top of each other are each without a footprint; removing
+    both would erase the square, so the engine's proof keeps one of them, and only the
+    units it proved removable get the "no visible effect" hint and the bulk fix."""
     from svgloo.engine.render import render_rgba
 
     enc = encoding_of(client)
-    # Twins only: one of the two can go, which each element's own fix does: no bulk fix.
+    # Twins only: one of the two is proven removable; one unit needs no bulk fix.
     twins = TWINS.format(extra="")
     uri = open_doc(client, tmp_path / "twins.svg", twins)
     diags = await diagnostics(client, uri, 1)
     hidden = [d for d in diags if d.code == "invisible"]
-    assert len(hidden) == 2
+    assert len(hidden) == 1
+    assert "4/255" in hidden[0].message and "resvg" in hidden[0].message
+    assert "no pixel changes" not in hidden[0].message
     titles = [a.title for a in await code_actions(client, uri, hidden[0])]
     assert titles and not [t for t in titles if "no visible effect" in t], titles
 
-    # Twins and a transparent circle: 3 invisible, 2 provably removable together.
+    # Twins and a transparent circle: one twin and the circle, proven together.
     text = TWINS.format(extra=GHOST)
     uri = open_doc(client, tmp_path / "twins-ghost.svg", text)
     diags = await diagnostics(client, uri, 1)
     hidden = [d for d in diags if d.code == "invisible"]
-    assert len(hidden) == 3
-    [bulk] = [a for a in await code_actions(client, uri, hidden[2])
+    assert len(hidden) == 2
+    [bulk] = [a for a in await code_actions(client, uri, hidden[1])
               if "no visible effect" in a.title]
-    assert bulk.title.startswith("Remove 2 of 3 elements with no visible effect")
+    assert bulk.title == "Remove all elements with no visible effect (2, proven together)"
     fixed = apply_workspace_edit(text, bulk.edit, uri, 1, enc)
     assert GHOST not in fixed and fixed.count("<rect") == 1
     assert np.array_equal(render_rgba(fixed, 192), render_rgba(text, 192))

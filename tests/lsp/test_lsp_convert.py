@@ -235,14 +235,12 @@ def test_remove_all_invisible_is_one_non_overlapping_edit_set():
     assert len(hints) == 2
     assert all(d.tags == [types.DiagnosticTag.Unnecessary] for d in hints)
     us = extract_units(parse_document(text, "<ghosts>"))
-    from svgloo.engine.removal import check_removal
-
     candidates = actions.invisible_units(us, run.result)
     assert len(candidates) == 2
-    check = check_removal(us, candidates, size=96)
-    assert check.complete
+    check = actions.bulk_check(us, run.result)  # proven by the engine while scoring
+    assert check.complete and check.removable == tuple(candidates)
     action = actions.remove_invisible_action("file:///g.svg", 4, lines, us, check, hints)
-    assert action is not None and "(2)" in action.title
+    assert action is not None and "(2, proven together)" in action.title
     edits = action.edit.document_changes[0].edits
     offsets = [(lines.offset(e.range.start), lines.offset(e.range.end)) for e in edits]
     assert all(a[1] <= b[0] for a, b in zip(offsets, offsets[1:]))  # sorted, disjoint
@@ -250,3 +248,30 @@ def test_remove_all_invisible_is_one_non_overlapping_edit_set():
     for (start, end), e in sorted(zip(offsets, edits), reverse=True):
         out = out[:start] + e.new_text + out[end:]
     assert out == text.replace(ghost1, "").replace(ghost2, "")
+
+
+def test_unverified_units_get_a_reason_and_no_fix_and_disagreement_is_information():
+    """A unit CairoSVG draws nothing of, but browsers do (a CSS filter, a blurred shadow),
+    is never hinted as removable: a plain hint says why, with no quick fix; where the
+    renderers' pictures differ, an Information diagnostic sits on the element."""
+    from svgloo.engine.score import ScoreSettings, score_text
+
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">\n'
+            '<defs><filter id="soft"><feGaussianBlur stdDeviation="6"/></filter></defs>\n'
+            '<circle id="shadow" cx="50" cy="50" r="25" filter="url(#soft)"/>\n'
+            '<rect width="0" height="10" style="filter: invert(1)"/>\n</svg>\n')
+    run = score_text(text, "<shadow>", ScoreSettings(backbone="pixel", size=96))
+    lines = LineIndex(text, UTF16)
+    diags = score_diagnostics(run.result, lines, DiagnosticOptions(), 1)
+    assert not [d for d in diags if d.code == "invisible"]
+    [unverified] = [d for d in diags if d.code == "unverified"]
+    assert "CSS filter: invert(1)" in unverified.message and not unverified.tags
+    assert unverified.data is None  # no fix data: no Remove quick fix
+    # on each element with a feature CairoSVG draws differently: the shadow first
+    differ = [d for d in diags if d.code == "renderers-differ"]
+    assert [d.range.start.line for d in differ] == [2, 3]
+    assert differ[0].severity == types.DiagnosticSeverity.Information
+    assert "resvg" in differ[0].message and "shadow" in differ[0].message
+    us = extract_units(parse_document(text, "<shadow>"))
+    assert actions.invisible_units(us, run.result) == []
+    assert actions.bulk_check(us, run.result) is None

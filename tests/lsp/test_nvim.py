@@ -223,12 +223,12 @@ def test_one_line_icon_labels_and_bulk_fix(nvim, home):
     assert (low["lnum"], low["col"]) == byte_col(labelled, circle)
     assert low["severity"] == 3 and "sky" in low["message"]  # INFO
 
-    # Two identical squares: each "has no visible effect", but not both: no bulk fix.
+    # Two identical squares: one of them is proven removable, not both: no bulk fix.
     menu = step(result, "twin-menu")["titles"]
     assert menu and not [t for t in menu if "no visible effect" in t], menu
     bulk = step(result, "bulk")
     [title] = [t for t in bulk["titles"] if "no visible effect" in t]
-    assert title.startswith("Remove 2 of 3 elements"), title
+    assert title == "Remove all elements with no visible effect (2, proven together)", title
     after = bulk["text"]
     assert after.count("<rect") == 1 and "<circle" not in after
     etree.fromstring(after.encode())

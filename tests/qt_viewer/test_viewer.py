@@ -115,9 +115,9 @@ def test_table_matches_engine_and_overlay_follows_selection(make_window, svg_cop
     w.select_at_pixel(int(x), int(y))
     assert w.selected_unit() == rows[int(np.argmax(strengths))]["index"]
 
-    # filter: "no visible effect" shows only invisible units
+    # filter: "no visible effect" shows only the units proven removable
     w.filter_combo.setCurrentIndex(w.filter_combo.findData("invisible"))
-    assert w.proxy.rowCount() == sum(not r["visible"] for r in rows)
+    assert w.proxy.rowCount() == sum(r["removal"]["status"] == "proven" for r in rows)
     assert str(svg_copy) in w.recent_files()
 
 

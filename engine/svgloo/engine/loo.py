@@ -72,6 +72,10 @@ class Patch:
             fp[y0:y1, x0:x1] = self._change(full) / 255.0
         return fp
 
+    def largest_change(self, full: np.ndarray) -> int:
+        """The most any channel moves without the unit (0-255; 0 outside the box)."""
+        return 0 if self.box is None else int(self._change(full).max())
+
     def footprint_pixels(self, full: np.ndarray) -> int:
         """Pixels that change by more than CHANGED_THRESHOLD/255 without the unit."""
         if self.box is None:

@@ -107,7 +107,10 @@ def _draw(svg_text: str | bytes, limits: Limits, name: str, make_surface):
     whatever CairoSVG raises becomes this file's one-line RenderError."""
     import cairosvg.parser
 
+    from svgloo.engine.normalize import normalize_modern
+
     data = _utf8_bytes(svg_text) if isinstance(svg_text, str) else svg_text
+    data = normalize_modern(data)  # opacity="100%", rgb(0 0 255), calc(): see normalize.py
     try:
         tree = cairosvg.parser.Tree(bytestring=data, url_fetcher=make_fetcher(limits),
                                     unsafe=False)
@@ -657,3 +660,120 @@ def render_subpath_work(svg_text: str | bytes, size: int, job: dict,
     surface_class = type("SubpathJob", (_subpath_surface_class(),), {"job": job, "canvas": size})
     surface, _ = _render_native(svg_text, size, limits, name, surface_class)
     return surface.results
+
+
+# --- the second opinion: resvg, a browser-grade renderer ----------------------------------
+#
+# resvg (Rust; the ``resvg`` PyPI binding) draws filters, CSS Color 4 values and
+# percentages as browsers do. It is only ever called here, inside the render workers, under
+# the same memory, CPU and time limits as CairoSVG. Its default image loader reads files
+# (relative to the working folder, and absolute paths): every href that would leave the
+# document is removed from the copy it draws, so it fetches nothing, as CairoSVG's fetcher.
+
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_ALLOWED_DATA = ("data:image/png", "data:image/jpeg", "data:image/jpg")
+
+
+@functools.lru_cache(maxsize=1)
+def _resvg_options():
+    """resvg options, built once per worker: system fonts loaded, and a default family
+    that exists here (resvg's own default, Times New Roman, often does not)."""
+    from resvg import usvg
+
+    options = usvg.Options.default()
+    options.load_system_fonts()
+    fonts = options.list_fonts()
+    if fonts and options.font_family not in fonts:
+        serif = [f for f in fonts if "serif" in f.lower() and "sans" not in f.lower()]
+        options.font_family = (serif or fonts)[0]
+    return options
+
+
+def _inside_only(value: str | None, limits: Limits) -> bool:
+    """An href resvg may follow: a fragment of this document, or a small PNG/JPEG."""
+    if value is None:
+        return True
+    value = value.strip()
+    if value.startswith("#"):
+        return True
+    head = value[:40].lower().replace(" ", "")
+    return head.startswith(_ALLOWED_DATA) and len(value) <= limits.max_data_image_bytes * 4 // 3 + 64
+
+
+def resvg_input(svg_text: str | bytes, size: int, limits: Limits, name: str) -> bytes:
+    """The copy of a document resvg draws: external hrefs removed, and the root made a
+    ``size`` x ``size`` viewport around the document's viewBox (or its own width and
+    height), so the picture lands where CairoSVG puts it with ``output_width`` and
+    ``output_height`` (fitted by the root's preserveAspectRatio)."""
+    from lxml import etree
+
+    from svgloo.engine.normalize import normalize_modern
+
+    data = svg_text.encode("utf-8") if isinstance(svg_text, str) else svg_text
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        raise RenderError(name, f"second renderer could not parse the document: {exc}") from None
+    for node in root.iter():
+        if not isinstance(node.tag, str):
+            continue
+        for key in ("href", _XLINK_HREF):
+            if not _inside_only(node.get(key), limits):
+                del node.attrib[key]
+    if root.get("viewBox") is None:
+        width, height = _root_size(root.get("width")), _root_size(root.get("height"))
+        if width and height:
+            root.set("viewBox", f"0 0 {width!r} {height!r}")
+    root.set("width", str(size))
+    root.set("height", str(size))
+    return normalize_modern(etree.tostring(root))
+
+
+_UNIT_PX = {"": 1.0, "px": 1.0, "pt": 96 / 72, "pc": 16.0, "mm": 96 / 25.4, "cm": 96 / 2.54,
+            "in": 96.0}
+
+
+def _root_size(value: str | None) -> float | None:
+    """A root width/height in px (absolute units only; CairoSVG's 96 dpi), or None."""
+    import re
+
+    m = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-z]*)\s*",
+                     value or "")
+    if not m or m.group(2) not in _UNIT_PX:
+        return None
+    number = float(m.group(1)) * _UNIT_PX[m.group(2)]
+    return number if number > 0 else None
+
+
+def render_rgba_resvg(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+                      name: str = "<input>") -> np.ndarray:
+    """Render with resvg to a (size, size, 4) uint8 array of premultiplied R, G, B, A, the
+    layout render_rgba returns. The binding hands back a PNG (straight alpha): it is decoded
+    and premultiplied here (to within 1/255 of resvg's own premultiplied pixels)."""
+    import io
+
+    from PIL import Image
+    from resvg import render, usvg
+
+    size = max(1, min(int(size), limits.max_render_size))
+    text = resvg_input(svg_text, size, limits, name)
+    try:
+        tree = usvg.Tree.from_str(text.decode("utf-8"), _resvg_options())
+        png = render(tree, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0), bg_size=(size, size))
+    except MemoryError:
+        raise RenderError(name, "second renderer (resvg) ran out of memory") from None
+    except BaseException as exc:  # the binding raises ValueError, or pyo3's PanicException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise RenderError(name, f"second renderer (resvg) failed: {type(exc).__name__}: "
+                                f"{exc}") from None
+    with Image.open(io.BytesIO(bytes(png))) as image:
+        straight = np.asarray(image.convert("RGBA"))
+    canvas = np.zeros((size, size, 4), np.uint8)
+    h, w = min(size, straight.shape[0]), min(size, straight.shape[1])
+    canvas[:h, :w] = straight[:h, :w]
+    alpha = canvas[..., 3:4].astype(np.uint16)
+    canvas[..., :3] = (canvas[..., :3] * alpha + 127) // 255
+    return canvas

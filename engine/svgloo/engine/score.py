@@ -20,6 +20,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
 from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
+from svgloo.engine.proof import prove_removals
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
 from svgloo.engine.safety import check_document
@@ -180,6 +181,13 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     for row, findings in zip(unit_rows, found):
         row["findings"] = findings
     t_findings = time.perf_counter() - t_findings
+    # Which units may be deleted: a stricter proof than the footprint (proof.py).
+    invisible = [r["index"] for r in unit_rows if not r["visible"]]
+    proof = prove_removals(units, invisible, settings.size, limits, pool,
+                           over_white={i: loo.patches[i].largest_change(loo.full)
+                                       for i in invisible})
+    for row, removal in zip(unit_rows, proof.status):
+        row["removal"] = removal
     notes = []
     if spec.kind == "self":
         notes.append("self-analysis: the reference is the full render, so no unit can be "
@@ -199,13 +207,18 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         "full_score": round(full_score, 6),
         "units": unit_rows,
         "summary": {**summarize(unit_rows), **count_findings(unit_rows)},
-        "warnings": warnings,
+        "bulk_removal": proof.bulk,
+        "renderer_disagreement": proof.disagreement.to_json(doc) if proof.disagreement.pixels
+        else None,
+        "warnings": warnings + proof.warnings,
         "notes": notes,
         "timings": {"parse_s": round(t_parse, 4),
                     "render_s": round(loo.timings.get("render_s", 0.0), 4),
                     "composite_s": round(loo.timings.get("composite_s", 0.0), 4),
                     "score_s": round(t_score, 4),
                     "findings_s": round(t_findings, 4),
+                    "proof_s": round(proof.seconds, 4),
+                    "proof_renders": proof.renders,
                     "renders": loo.renders,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }
@@ -251,6 +264,8 @@ def summarize(rows: list[dict]) -> dict:
         "harmful": sum(r["verdict"] == "harmful" for r in rows),
         "neutral": sum(r["verdict"] == "neutral" for r in rows),
         "invisible": sum(not r["visible"] for r in rows),
+        "proven_removable": sum(r.get("removal", {}).get("status") == "proven" for r in rows),
+        "unverified": sum(r.get("removal", {}).get("status") == "unverified" for r in rows),
     }
 
 

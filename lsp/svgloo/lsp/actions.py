@@ -83,30 +83,47 @@ def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
 
 
 def invisible_units(us: UnitSet, result: dict) -> list[int]:
-    """The units the result says have no visible effect, when the result was computed on
-    exactly this text (every unit matches); else none."""
+    """The units the result *proves* removable (``removal.status == "proven"``: no change
+    in CairoSVG's or resvg's picture, see engine/proof.py), when the result was computed on
+    exactly this text (every unit matches); else none. ``visible`` alone never offers a
+    deletion: a unit CairoSVG does not draw may still show in a browser."""
     rows = result.get("units", [])
     if len(rows) != len(us.units):
         return []
     for row, u in zip(rows, us.units):
         if [u.start, u.end] != list(row["offsets"]):
             return []
-    return [row["index"] for row in rows if not row.get("visible", True)]
+    return [row["index"] for row in rows
+            if (row.get("removal") or {}).get("status") == "proven"]
+
+
+def bulk_check(us: UnitSet, result: dict):
+    """The result's proven bulk removal (``bulk_removal``) as an ``engine.proof.
+    RemovalCheck``, when the result was computed on exactly this text; else None."""
+    from svgloo.engine.proof import RemovalCheck
+
+    bulk = result.get("bulk_removal")
+    proven = invisible_units(us, result)
+    if not bulk or not proven:
+        return None
+    removable = tuple(sorted(int(i) for i in bulk.get("units", [])))
+    return RemovalCheck(tuple(proven), removable,
+                        tuple(sorted(set(proven) - set(removable))), 0,
+                        bulk.get("checked", ""))
 
 
 def remove_invisible_action(uri: str, version, lines: LineIndex, us: UnitSet, check,
                             diagnostics: list[types.Diagnostic], versioned: bool = True):
     """One edit set removing the units that rendering proved removable together
-    (``engine.removal.RemovalCheck``); the title says how many of the units with no
-    visible effect that is. Not offered when fewer than two remain (each unit's own fix
-    covers one)."""
+    (``engine.proof.RemovalCheck``); the title says how many of the proven units that is.
+    Not offered when fewer than two remain (each unit's own fix covers one)."""
     removable = set(check.removable)
     if len(removable) < 2:
         return None
     edits = edits_keeping(us, {u.index for u in us.units} - removable)
     n, k = len(check.requested), len(removable)
     if k == n:
-        title = f"Remove all elements with no visible effect ({n})"
+        title = f"Remove all elements with no visible effect ({n}, proven together)"
     else:
         title = (f"Remove {k} of {n} elements with no visible effect ({n - k} must stay: "
                  f"removing {'it' if n - k == 1 else 'them'} too would change the picture)")
@@ -128,9 +145,12 @@ def group_units(us: UnitSet, lines: LineIndex, data: dict) -> list | None:
     return None if any(u is None for u in members) else members
 
 
-def group_allowance(members: list, data: dict) -> dict[int, int]:
+def group_allowance(members: list, data: dict) -> dict[int, int] | None:
     """The pixels each member may change in a removal proof: its own footprint when the
-    diagnostic was computed (a speck draws a little; a unit with no visible effect 0)."""
+    diagnostic was computed (a speck draws a little). None for units with no visible
+    effect: their removal takes the engine's full proof (two renderers, alpha, 4/255)."""
+    if data.get("group") == "invisible":
+        return None
     return {u.index: int(fp) for u, fp in zip(members, data.get("footprints") or [])}
 
 

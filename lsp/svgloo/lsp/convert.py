@@ -192,11 +192,17 @@ TEXTURE_MIN = 10
 MAX_RELATED = 100
 
 
-def invisible_rule(size, subject: str = "it") -> str:
-    """What "no visible effect" was checked against: the leave-one-out footprint
-    (loo.CHANGED_THRESHOLD, the picture over white) at the analysis size."""
-    return (f"removing {subject} changes no pixel by more than {CHANGED_THRESHOLD}/255 in any "
-            f"colour channel at {size} px, over white")
+def invisible_rule(result: dict) -> str:
+    """What "no visible effect" was checked against: the engine's removal proof
+    (engine proof.py), in its own words."""
+    bulk = result.get("bulk_removal") or {}
+    if bulk.get("checked"):
+        return bulk["checked"]
+    for row in result.get("units", []):
+        removal = row.get("removal") or {}
+        if removal.get("status") == "proven":
+            return removal.get("reason", "").split(": ", 1)[-1]
+    return "proven by rendering"
 
 
 @dataclass(frozen=True)
@@ -221,9 +227,11 @@ def unit_findings(result: dict, options: DiagnosticOptions) -> list[UnitFinding]
                 out.append(UnitFinding(finding["kind"], row,
                                        f"{what}: {finding.get('message', finding['kind'])}",
                                        finding))
-        if options.invisible and not row.get("visible", True):
+        removal = row.get("removal") or {}
+        if options.invisible and removal.get("status") == "proven":
+            # The engine's proof (engine proof.py) says exactly what was checked.
             out.append(UnitFinding("invisible", row,
-                                   f"{what} has no visible effect ({invisible_rule(size)})",
+                                   f"{what} has no visible effect: {removal.get('reason', '')}",
                                    {}))
     return out
 
@@ -279,9 +287,8 @@ def group_message(kind: str, members: list[UnitFinding], where: str | None,
         share = f"at least {float(threshold):.0%}" if threshold is not None else "most"
         return (f"{n} {things} are mostly hidden ({share} of what each draws alone is "
                 "covered by later elements)", types.DiagnosticSeverity.Hint)
-    return (f"{n} {things} have no visible effect "
-            f"({invisible_rule(result.get('render_size'), 'each')})",
-            types.DiagnosticSeverity.Hint)
+    return (f"{n} {things} have no visible effect (removing them together: "
+            f"{invisible_rule(result)})", types.DiagnosticSeverity.Hint)
 
 
 def root_range(lines: LineIndex) -> types.Range:
@@ -329,7 +336,10 @@ def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions
     units) and units with no visible effect are grouped by kind: the units of one element
     (two or more subpaths of a path) make one diagnostic on it, and when a kind is found in
     ROLLUP_MIN or more elements, all of that kind make one diagnostic on the root.
-    ``uri`` names the document in the groups' related information."""
+    ``uri`` names the document in the groups' related information. "No visible effect"
+    means the engine proved the removal (``removal.status == "proven"``); units svgloo
+    cannot vouch for get a plain hint with the reason, and where the two renderers
+    disagree an Information diagnostic sits on the elements the engine names."""
     out: list[types.Diagnostic] = []
     ref = (result.get("reference") or {}).get("source", "")
     rows = result.get("units", [])
@@ -370,7 +380,26 @@ def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions
                 source=SOURCE, code=kind, message=f.message,
                 tags=[types.DiagnosticTag.Unnecessary] if kind == "invisible" else None,
                 data=fix_data(f.row, lines, version)))
+    if options.invisible:
+        out.extend(unverified_diagnostics(rows, lines, result.get("render_size")))
+    out.extend(disagreement_diagnostics(result, lines))
     return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
+
+
+def unverified_diagnostics(rows: list[dict], lines: LineIndex, size) -> list[types.Diagnostic]:
+    """A plain hint, with no fix, for each unit without a footprint whose removal svgloo
+    cannot vouch for (engine proof.py: filters, CSS-only properties, refused images...)."""
+    out = []
+    for row in rows:
+        removal = row.get("removal") or {}
+        if removal.get("status") != "unverified":
+            continue
+        out.append(types.Diagnostic(
+            range=lines.engine_range(*row["offsets"]), severity=types.DiagnosticSeverity.Hint,
+            source=SOURCE, code="unverified",
+            message=f"{describe_unit(row)} looks invisible to CairoSVG at {size} px, but "
+                    f"svgloo cannot vouch for that: {removal.get('reason', '')}"))
+    return out
 
 
 def _severity_rank(d: types.Diagnostic) -> int:
@@ -409,6 +438,21 @@ def document_diagnostics(result: dict, structure: list[dict] | None, lines: Line
     if structure is not None:
         out += purity_diagnostics(structure, lines, options, version)
     return capped(out, lines, options.max_per_document)
+
+
+def disagreement_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnostic]:
+    """Information on each element the engine names where CairoSVG's full picture differs
+    from resvg's (``renderer_disagreement``), or on the root when none is named."""
+    differ = result.get("renderer_disagreement")
+    if not differ:
+        return []
+    message = next((w for w in result.get("warnings", []) if w.startswith("CairoSVG draws")),
+                   "CairoSVG draws this file differently from a browser-grade renderer")
+    spots = [tuple(e["offsets"]) for e in differ.get("named", [])] or [(0, 0)]
+    return [types.Diagnostic(range=lines.engine_range(start, end),
+                             severity=types.DiagnosticSeverity.Information, source=SOURCE,
+                             code="renderers-differ", message=message)
+            for start, end in spots]
 
 
 def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:
@@ -557,7 +601,10 @@ def hover_markdown(row: dict, structure_row: dict | None, result: dict) -> str:
              f"{(result.get('reference') or {}).get('source', '?')})",
              f"- footprint: {row['footprint_pixels']} px of {result.get('render_size')}"
              f"x{result.get('render_size')}" + ("" if row.get("visible", True)
-                                                else " (no visible effect)")]
+                                                else f" (none above {CHANGED_THRESHOLD}/255)")]
+    removal = row.get("removal")
+    if removal:
+        lines.append(f"- removal: {removal.get('status')} ({removal.get('reason', '')})")
     if structure_row is not None:
         purity = structure_row.get("purity")
         lines.append(f"- primary concept: {structure_row.get('primary') or 'none'}")

@@ -617,16 +617,16 @@ def create_server() -> SvglooServer:
         st = ls.fresh_state(uri)
         invisible = [d for d in ours if d.code == "invisible"]
         if invisible and st is not None and st.result is not None:
-            candidates = actions.invisible_units(us, st.result)
-            covered = any(sorted(d.data.get("units", [])) == candidates for d in invisible
-                          if "group" in d.data)  # the group's own fix is this one
-            if len(candidates) >= 2 and not covered:
-                check = await ls.prove_removal(st, text, candidates)
-                if check is not None:
-                    a = actions.remove_invisible_action(uri, version, lines, us, check,
-                                                        invisible, versioned)
-                    if a is not None:
-                        out.append(a)
+            # The engine proved the bulk set while scoring (engine proof.py, bulk_removal).
+            check = actions.bulk_check(us, st.result)
+            covered = check is not None and any(
+                sorted(d.data.get("units", [])) == list(check.removable) for d in invisible
+                if "group" in d.data)  # the group's own fix is this one
+            if check is not None and not covered:
+                a = actions.remove_invisible_action(uri, version, lines, us, check,
+                                                    invisible, versioned)
+                if a is not None:
+                    out.append(a)
         return actions.preferred_first(actions.unique(out))
 
     async def group_fix(ls: SvglooServer, uri, version, text, lines, us, d, versioned):

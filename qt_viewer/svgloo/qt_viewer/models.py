@@ -81,7 +81,12 @@ class UnitTableModel(QAbstractTableModel):
             if col == 4:
                 return f"{row['delta']:+.4f}"
             if col == 5:
-                return row["verdict"] if row["visible"] else f"{row['verdict']} (invisible)"
+                if row["visible"]:
+                    return row["verdict"]
+                status = (row.get("removal") or {}).get("status")
+                note = {"proven": "removable", "unverified": "unverified"}.get(status,
+                                                                             "no footprint")
+                return f"{row['verdict']} ({note})"
             if col == 6:
                 return str(row["footprint_pixels"])
             if col == 7:
@@ -158,8 +163,8 @@ class UnitFilterProxy(QSortFilterProxyModel):
             return row["verdict"] == "harmful"
         if self.mode == "helpful":
             return row["verdict"] == "helpful"
-        if self.mode == "invisible":
-            return not row["visible"]
+        if self.mode == "invisible":  # proven removable (engine/proof.py), not "no footprint"
+            return (row.get("removal") or {}).get("status") == "proven"
         if self.mode == "findings":
             return bool(row.get("findings"))
         return True

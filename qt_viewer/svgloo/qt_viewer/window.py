@@ -128,7 +128,7 @@ class ViewerWindow(QMainWindow):
         self._rescore_pending = False
         self.scoring_failed = False
         self.selection = None       # see _set_selection
-        self.last_removal = None    # the last engine.removal.RemovalCheck
+        self.last_removal = None    # the last engine.proof.RemovalCheck applied
         self._syncing = False
         self._known_bytes: set[bytes] = set()
         self.watcher = None
@@ -167,9 +167,9 @@ class ViewerWindow(QMainWindow):
         self.act_redo.setShortcut(QKeySequence.StandardKey.Redo)
         self.act_remove_proven = QAction("Remove all proven-removable", self)
         self.act_remove_proven.setToolTip(
-            "remove every unit with no visible effect that can go together: the result is "
-            "rendered and compared with the full picture first; units whose joint removal "
-            "would change it stay")
+            "remove every unit the analysis proved removable together: without them, "
+            "CairoSVG's and resvg's pictures stay within a few /255 per channel (alpha "
+            "included) at the analysis size and the document's size")
         self.act_remove_proven.triggered.connect(self.remove_proven_removable)
         self.act_remove_proven.setEnabled(False)
         for a in (self.act_open, self.act_save, self.act_rescore, self.act_remove,
@@ -234,6 +234,15 @@ class ViewerWindow(QMainWindow):
                                         " border: 1px solid #d73027; padding: 6px; }")
         self.error_banner.hide()
         outer.addWidget(self.error_banner)
+        # The engine's warning when CairoSVG's picture differs from resvg's (proof.py).
+        self.render_banner = QLabel()
+        self.render_banner.setObjectName("renderBanner")
+        self.render_banner.setWordWrap(True)
+        self.render_banner.setStyleSheet("QLabel#renderBanner { background: #fff4ce; "
+                                         "color: #5c4400; border: 1px solid #e0b400; "
+                                         "padding: 6px; }")
+        self.render_banner.hide()
+        outer.addWidget(self.render_banner)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         self.view = ImageView()
@@ -539,11 +548,15 @@ class ViewerWindow(QMainWindow):
         self._show_finding_markers()
         self._restore_split()
         self.act_remove_proven.setEnabled(len(self.removal_candidates()) >= 1)
+        differ = [w for w in res.get("warnings", []) if w.startswith("CairoSVG draws")]
+        self.render_banner.setText(differ[0] if differ else "")
+        self.render_banner.setVisible(bool(differ))
         s = res["summary"]
         flagged = sum(bool(r.get("findings")) for r in res["units"])
         self.summary_label.setText(f"{plural_units(s['units'])}: {s['helpful']} helpful, "
                                    f"{s['harmful']} harmful, {s['neutral']} neutral, "
-                                   f"{s['invisible']} invisible, {flagged} flagged")
+                                   f"{s.get('proven_removable', 0)} proven removable, "
+                                   f"{s.get('unverified', 0)} unverified, {flagged} flagged")
         self.summary_label.setToolTip(self.summary_label.text())
         self.status_label.setText(self._status_text(res))
         self.status_label.setToolTip(self._status_tip(res))
@@ -956,15 +969,19 @@ class ViewerWindow(QMainWindow):
         return self.analysis.run
 
     def removal_candidates(self) -> list[int]:
-        """The units the editor's bulk fix offers to remove: those with no visible effect."""
+        """The units the engine proved removable (``removal.status == "proven"``: CairoSVG's
+        and resvg's pictures unchanged, engine/proof.py); never units that are merely
+        without a CairoSVG footprint."""
         if self.analysis is None:
             return []
-        return [r["index"] for r in self.analysis.run.result["units"] if not r["visible"]]
+        return [r["index"] for r in self.analysis.run.result["units"]
+                if (r.get("removal") or {}).get("status") == "proven"]
 
     def remove_proven_removable(self) -> bool:
-        """Start proving, on a worker thread, which candidates can go together
-        (engine.removal.check_removal: the picture without them equals the full picture; a
-        set that changes it is narrowed greedily); ``removalProven`` says when it ended.
+        """Start proving, on a worker thread, which of the units the engine proved removable
+        while scoring can go together now (engine proof.check_removal: CairoSVG and resvg,
+        alpha compared; a set that changes a picture is narrowed greedily);
+        ``removalProven`` says when it ended.
         The proven units are then removed in one undoable edit. False when nothing
         started."""
         run = self._editable_run()
@@ -975,7 +992,7 @@ class ViewerWindow(QMainWindow):
             return False
         candidates = self.removal_candidates()
         if not candidates:
-            self.statusBar().showMessage("no unit without visible effect to remove", 5000)
+            self.statusBar().showMessage("no unit is proven removable", 5000)
             return False
         job = ProofJob(run, candidates, self.score_settings(), parent=self)
         job.proven.connect(lambda check: self._on_proven(run, candidates, check))
@@ -1006,7 +1023,8 @@ class ViewerWindow(QMainWindow):
         keep = {u.index for u in run.units.units} - set(check.removable)
         text = apply_edits(run.doc.text, edits_keeping(run.units, keep))
         k, n = len(check.removable), len(candidates)
-        what = (f"removed {plural_units(k)} with no visible effect (proved by rendering)"
+        what = (f"removed {plural_units(k)} with no visible effect (proven in CairoSVG and "
+                "resvg)"
                 if k == n else
                 f"removed {k} of {n} units with no visible effect ({n - k} kept: removing "
                 "them too would change the picture)")

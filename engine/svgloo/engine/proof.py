@@ -1,0 +1,506 @@
+"""What may be deleted: the one place that decides "this can be removed".
+
+A removal is *proven* only when the picture without the removed units equals the full
+picture in two renderers - CairoSVG (the analysis renderer) and resvg (a browser-grade
+one) - at two sizes: the analysis size and the proof size (the document's own size, at
+least ``MIN_PROOF_SIZE`` px, at most the render limit). "Equals" means: no channel of any
+pixel, premultiplied R, G, B and alpha, and the picture over a white and over a black page
+(hence over any page colour), moves by more than ``PROOF_TOLERANCE``/255. A white shape is
+not nothing on a dark page, and a full-canvas 4% tint (10/255) is a change.
+
+Scoring keeps its own, looser footprint threshold (``loo.CHANGED_THRESHOLD``, over white):
+``visible`` in the score means "changes CairoSVG's picture by more than 12/255"; only what
+is offered for deletion must pass this proof.
+
+Checking is cheap: the whole candidate set is removed at once (one render per renderer and
+size); only when that changes a picture is the set bisected. Units whose rendering svgloo
+cannot vouch for (features.py) never enter a proof: they are "unverified", with the reason.
+So are units that draw where CairoSVG's and resvg's full pictures disagree.
+
+Every render goes through the engine's render workers, never a renderer of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from svgloo.engine.features import unit_reasons
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.units import UnitSet, text_keeping, text_without
+from svgloo.engine.workers import RenderPool, shared_pool
+
+PROOF_TOLERANCE = 4       # /255 per channel (alpha included, and over white and black pages)
+MIN_PROOF_SIZE = 1024     # px: small documents are proven at least this large
+# Removals checked per proof: PROOF_MAX_CHECKS plus one per four candidates. Bisecting n
+# units never takes more than 2n - 1 checks; the cap bites when many of them fail (the
+# corpus's sugarss.svg: 180 of 736 fail together; a full bisection cost 2,102 renders).
+PROOF_MAX_CHECKS = 48
+DISAGREE_THRESHOLD = 32   # /255: where CairoSVG's and resvg's full pictures differ...
+DISAGREE_MIN_PIXELS = 9   # ...in a patch at least 3x3 px (lone edge pixels are antialiasing)
+RENDERERS = ("cairosvg", "resvg")
+RENDERER_NAMES = {"cairosvg": "CairoSVG", "resvg": "resvg"}
+
+
+# --- worker jobs (top level so they pickle) -------------------------------------------
+
+def job_render_pictures(texts: list[str], size: int, limits: Limits, name: str,
+                        renderer: str) -> list[np.ndarray]:
+    """Premultiplied RGBA renders of ``texts`` with one renderer, in a worker."""
+    from svgloo.engine.render import render_rgba, render_rgba_resvg
+
+    draw = render_rgba_resvg if renderer == "resvg" else render_rgba
+    return [draw(text, size, limits, name) for text in texts]
+
+
+_full_cache: dict = {}  # in a worker: (renderer, size, hash of text) -> full picture
+
+
+def job_picture_changes(full_text: str, texts: list[str], size: int, limits: Limits,
+                        name: str, renderer: str) -> list[tuple[int, int]]:
+    """For each of ``texts``, (pixels that moved by more than PROOF_TOLERANCE, the largest
+    change) against ``full_text``, with one renderer, in a worker. Only numbers come back:
+    the full picture is rendered once per worker and kept (a few, most recent)."""
+    import hashlib
+
+    from svgloo.engine.render import render_rgba, render_rgba_resvg
+
+    draw = render_rgba_resvg if renderer == "resvg" else render_rgba
+    key = (renderer, size, hashlib.sha1(full_text.encode("utf-8")).hexdigest())
+    full = _full_cache.get(key)
+    if full is None:
+        full = draw(full_text, size, limits, name)
+        if len(_full_cache) >= 4:
+            _full_cache.pop(next(iter(_full_cache)))
+        _full_cache[key] = full
+    return [_moved(full, draw(text, size, limits, name)) for text in texts]
+
+
+def _moved(full: np.ndarray, picture: np.ndarray) -> tuple[int, int]:
+    """(pixels changed by more than PROOF_TOLERANCE, the largest change); only the pixels
+    that differ at all are compared (usually few, and 2048 px pictures are 4M pixels)."""
+    flat_full, flat = full.reshape(-1, 4), picture.reshape(-1, 4)
+    differ = np.flatnonzero((flat_full != flat).any(axis=1))
+    if differ.size == 0:
+        return 0, 0
+    change = picture_change(flat_full[differ][None], flat[differ][None])
+    return int((change > PROOF_TOLERANCE).sum()), int(change.max())
+
+
+# --- comparing pictures -----------------------------------------------------------------
+
+def picture_change(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pixel, the largest change between two premultiplied RGBA pictures: of any
+    channel, alpha included, and of the picture over a white page (over black it is the
+    colour channels themselves). Over a page of any colour the change lies between those."""
+    a16, b16 = a.astype(np.int16), b.astype(np.int16)
+    diff = a16 - b16
+    over_white = diff[..., :3] - diff[..., 3:4]
+    return np.maximum(np.abs(diff).max(axis=2), np.abs(over_white).max(axis=2))
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a removal changed one renderer's picture at one size."""
+
+    renderer: str
+    size: int
+    pixels: int        # pixels that moved by more than PROOF_TOLERANCE
+    largest: int       # the largest change, /255
+
+    def describe(self) -> str:
+        return (f"changes {self.renderer}'s picture at {self.size} px "
+                f"({self.pixels} px, up to {self.largest}/255)")
+
+
+def proof_sizes(us: UnitSet, analysis_size: int, limits: Limits) -> tuple[tuple[int, ...], str]:
+    """(sizes to prove at, a note when the document's own size was capped)."""
+    own = _document_size(us)
+    proof = max(own or 0, MIN_PROOF_SIZE)
+    note = ""
+    if proof > limits.max_render_size:
+        note = (f"the document is {own:g} px; proven at {limits.max_render_size} px, the "
+                "render limit")
+        proof = limits.max_render_size
+    sizes = tuple(sorted({int(analysis_size), int(proof)}))
+    return sizes, note
+
+
+def _document_size(us: UnitSet) -> float | None:
+    from svgloo.engine.render import _root_size
+
+    root = us.doc.root
+    width, height = _root_size(root.get("width")), _root_size(root.get("height"))
+    if width and height:
+        return max(width, height)
+    box = (root.get("viewBox") or "").replace(",", " ").split()
+    try:
+        return max(float(box[2]), float(box[3])) if len(box) == 4 else None
+    except ValueError:
+        return None
+
+
+class Prover:
+    """Answers "does removing these units keep every picture?" with one batch of renders
+    per size (one job per renderer; the workers keep the full pictures and send back only
+    numbers). The smallest size is asked first: most removals that change something show
+    it there, and its renders cost a fraction of the larger."""
+
+    def __init__(self, us: UnitSet, sizes: Iterable[int], limits: Limits = DEFAULT_LIMITS,
+                 pool: RenderPool | None = None,
+                 should_stop: Callable[[], bool] | None = None):
+        self.us = us
+        self.sizes = tuple(sorted(sizes))
+        self.limits = limits
+        self.pool = pool or shared_pool(limits)
+        self.should_stop = should_stop
+        self.renders = len(self.sizes) * len(RENDERERS)  # the full pictures, once each
+
+    def changes(self, remove: Iterable[int]) -> list[Change]:
+        """The pictures that removing ``remove`` changes beyond the tolerance (at the
+        first size where any changes)."""
+        text = text_without(self.us, set(remove))
+        name = self.us.doc.name
+        for size in self.sizes:
+            if self.should_stop is not None:
+                self.should_stop()
+            jobs = [(self.us.doc.text, [text], size, self.limits, name, renderer)
+                    for renderer in RENDERERS]
+            results = self.pool.map(job_picture_changes, jobs, name)
+            self.renders += len(jobs)
+            found = [Change(RENDERER_NAMES[renderer], size, moved, largest)
+                     for renderer, [(moved, largest)] in zip(RENDERERS, results) if moved]
+            if found:
+                return found
+        return []
+
+
+@dataclass(frozen=True)
+class RemovalCheck:
+    """The outcome of proving a multi-unit removal."""
+
+    requested: tuple[int, ...]   # unit indices asked for, sorted
+    removable: tuple[int, ...]   # the largest set found whose removal keeps every picture
+    dropped: tuple[int, ...]     # asked for, but kept: removing them too changes a picture
+    renders: int                 # renders spent on the proof (the full pictures included)
+    checked: str = ""            # one line: what was compared
+    why_dropped: dict = field(default_factory=dict)  # unit -> the first Change it caused
+    undecided: tuple[int, ...] = ()  # not reached before the check budget ran out
+
+    @property
+    def complete(self) -> bool:
+        """True when the whole requested set is provably removable."""
+        return not self.dropped
+
+
+def checked_line(sizes: Iterable[int], note: str = "") -> str:
+    sizes_text = " and ".join(f"{s} px" for s in sizes)
+    line = (f"CairoSVG and resvg at {sizes_text}: no pixel moves by more than "
+            f"{PROOF_TOLERANCE}/255 in any channel, alpha included (on any page colour)")
+    return line + (f"; {note}" if note else "")
+
+
+def prove_set(prover: Prover, units: Iterable[int],
+              max_checks: int | None = None) -> RemovalCheck:
+    """Which of ``units`` can be removed together keeping every picture. The whole set is
+    tried first (one check); if it changes a picture, groups are added greedily in
+    document order, halving a group that fails. After ``max_checks`` checks (default
+    PROOF_MAX_CHECKS + one per four units) the units not reached yet are left undecided: never
+    removable."""
+    requested = tuple(sorted(set(int(i) for i in units)))
+    for i in requested:
+        if not 0 <= i < len(prover.us.units):
+            raise ValueError(f"unit {i} is not a unit of {prover.us.doc.name}")
+    budget = PROOF_MAX_CHECKS + len(requested) // 4 if max_checks is None else max_checks
+    accepted: set[int] = set()
+    dropped: dict[int, Change] = {}
+    undecided: list[int] = []
+    checks = 0
+
+    def add(group: list[int]) -> None:
+        nonlocal checks
+        if checks >= budget:
+            undecided.extend(group)
+            return
+        checks += 1
+        found = prover.changes(accepted | set(group))
+        if not found:
+            accepted.update(group)
+        elif len(group) == 1:
+            dropped[group[0]] = found[0]
+        else:
+            half = len(group) // 2
+            add(group[:half])
+            add(group[half:])
+
+    if requested:
+        add(list(requested))
+    return RemovalCheck(requested, tuple(sorted(accepted)),
+                        tuple(sorted(set(dropped) | set(undecided))), prover.renders,
+                        checked_line(prover.sizes), dropped, tuple(sorted(undecided)))
+
+
+def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
+                  limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
+                  should_stop: Callable[[], bool] | None = None,
+                  allowed: Mapping[int, int] | None = None) -> RemovalCheck:
+    """Which of ``units`` (indices into ``us``) can be removed together with no change in
+    CairoSVG's or resvg's picture at ``size`` px and at the proof size (see module doc).
+    Units svgloo cannot vouch for (features.py) are dropped without a render.
+
+    ``allowed`` (unit -> changed pixels it may account for, its own footprint at ``size``)
+    proves a different claim, for units meant to change the picture a little (specks):
+    see ``check_speck_removal``.
+
+    ``should_stop``, polled between renders, lets a caller abandon stale work by raising."""
+    if allowed is not None:
+        return check_speck_removal(us, units, allowed, size, limits, pool, should_stop)
+    requested = tuple(sorted(set(int(i) for i in units)))
+    unverified = unit_reasons(us)
+    wanted = [i for i in requested if i not in unverified]
+    if not requested:
+        return RemovalCheck((), (), (), 0)
+    sizes, note = proof_sizes(us, size, limits)
+    if not wanted:
+        return RemovalCheck(requested, (), requested, 0, checked_line(sizes, note))
+    prover = Prover(us, sizes, limits, pool, should_stop)
+    check = prove_set(prover, wanted)
+    dropped = tuple(sorted(set(check.dropped) | (set(requested) - set(wanted))))
+    return RemovalCheck(requested, check.removable, dropped, prover.renders,
+                        checked_line(sizes, note), check.why_dropped, check.undecided)
+
+
+def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
+    """Pixels whose largest channel difference exceeds the scoring footprint's threshold
+    (``loo.CHANGED_THRESHOLD``), over white."""
+    from svgloo.engine.loo import CHANGED_THRESHOLD
+
+    diff = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+    return int((diff > CHANGED_THRESHOLD).sum())
+
+
+def check_speck_removal(us: UnitSet, units: Iterable[int], allowed: Mapping[int, int],
+                        size: int = 384, limits: Limits = DEFAULT_LIMITS,
+                        pool: RenderPool | None = None,
+                        should_stop: Callable[[], bool] | None = None) -> RemovalCheck:
+    """Removing units that are *meant* to change the picture a little (specks: stray
+    points and slivers), with an allowance: each may change as many pixels as it changes
+    alone (``allowed``: its leave-one-out footprint at ``size``), and a set passes when the
+    picture without all of them (CairoSVG, over white, ``size`` px) changes no more pixels
+    than the sum of theirs - so removing them together takes away only what they draw one
+    at a time, never a shape they make only together. Same greedy narrowing as prove_set.
+    This is not a "no visible effect" proof: the caller shows that these are visible."""
+    from svgloo.engine.loo import job_render_full
+
+    pool = pool or shared_pool(limits)
+    name = us.doc.name
+    requested = tuple(sorted(set(int(i) for i in units)))
+    for i in requested:
+        if not 0 <= i < len(us.units):
+            raise ValueError(f"unit {i} is not a unit of {name}")
+    renders = 0
+
+    def render(text: str) -> np.ndarray:
+        nonlocal renders
+        if should_stop is not None:
+            should_stop()
+        [(rgb, _seconds)] = pool.map(job_render_full, [(text, size, limits, name)], name)
+        renders += 1
+        return rgb
+
+    if not requested:
+        return RemovalCheck((), (), (), 0)
+    full = render(us.doc.text)
+
+    def keeps_picture(remove: set[int]) -> bool:
+        budget = sum(max(0, int(allowed.get(i, 0))) for i in remove)
+        return changed_pixels(full, render(text_without(us, remove))) <= budget
+
+    accepted: set[int] = set()
+    dropped: list[int] = []
+
+    def add(group: list[int]) -> None:
+        if keeps_picture(accepted | set(group)):
+            accepted.update(group)
+        elif len(group) == 1:
+            dropped.append(group[0])
+        else:
+            half = len(group) // 2
+            add(group[:half])
+            add(group[half:])
+
+    add(list(requested))
+    return RemovalCheck(requested, tuple(sorted(accepted)), tuple(sorted(dropped)), renders,
+                        f"CairoSVG at {size} px: no more pixels change (over 12/255, over "
+                        "white) than the units change one at a time")
+
+
+def check_removal_text(text: str, name: str, units: Iterable[int], size: int = 384,
+                       subpaths: bool = True, limits: Limits = DEFAULT_LIMITS,
+                       pool: RenderPool | None = None,
+                       should_stop: Callable[[], bool] | None = None,
+                       allowed: Mapping[int, int] | None = None) -> RemovalCheck:
+    """``check_removal`` on a document held in memory; unit indices are those of
+    ``extract_units(parse_document(text, name), subpaths)`` (what ``svgloo.score/1`` reports)."""
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.units import extract_units
+
+    us = extract_units(parse_document(text, name, limits), subpaths)
+    return check_removal(us, units, size, limits, pool, should_stop, allowed)
+
+
+# --- the proof of a whole scoring: per-unit status, bulk set, disagreement ---------------
+
+@dataclass
+class Disagreement:
+    """Where CairoSVG's and resvg's full pictures differ (at the analysis size)."""
+
+    pixels: int
+    box: tuple[int, int, int, int] | None      # y0, y1, x0, x1
+    mask: np.ndarray = field(repr=False)
+    elements: list[int] = field(default_factory=list)  # elements with a feature (features.py)
+
+    def to_json(self, doc) -> dict:
+        """``named``: the elements (start tags) a front end points at."""
+        named = []
+        for i in self.elements:
+            el = doc.elements[i]
+            named.append({"element": i, "tag": el.tag, "id": doc.nodes[i].get("id"),
+                          "offsets": [el.start, el.start_tag_end]})
+        return {"pixels": self.pixels, "box": list(self.box) if self.box else None,
+                "threshold": DISAGREE_THRESHOLD, "named": named}
+
+
+def disagreement(cairo: np.ndarray, resvg: np.ndarray) -> Disagreement:
+    """Pixels where the renderers differ by more than DISAGREE_THRESHOLD, in patches of at
+    least 3x3 px (antialiasing differs along every edge by a pixel; that is not it)."""
+    from scipy import ndimage
+
+    mask = picture_change(cairo, resvg) > DISAGREE_THRESHOLD
+    mask = ndimage.binary_opening(mask, np.ones((3, 3), bool))
+    pixels = int(mask.sum())
+    box = None
+    if pixels >= DISAGREE_MIN_PIXELS:
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        box = (int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1)
+    else:
+        pixels = 0
+        mask = np.zeros_like(mask)
+    return Disagreement(pixels, box, mask)
+
+
+@dataclass
+class ProofResult:
+    status: list[dict]            # per unit: {"status", "reason"}
+    bulk: dict | None             # {"units": [...], "checked": str} or None
+    disagreement: Disagreement
+    warnings: list[str]
+    renders: int
+    seconds: float
+
+
+def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = 384,
+                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
+                   should_stop: Callable[[], bool] | None = None,
+                   over_white: dict[int, int] | None = None) -> ProofResult:
+    """The removal status of every unit of a scored document. ``invisible``: the units
+    CairoSVG's leave-one-out found without effect (the only candidates); every other unit
+    is "visible". Candidates that use a feature svgloo cannot vouch for, or draw where the
+    renderers' full pictures disagree, are "unverified"; the rest are proven together
+    (bisected when the set changes a picture); the ones dropped are "visible"."""
+    t0 = time.perf_counter()
+    pool = pool or shared_pool(limits)
+    name = us.doc.name
+    invisible = set(int(i) for i in invisible)
+    reasons = unit_reasons(us)
+    jobs = [([us.doc.text], size, limits, name, r) for r in RENDERERS]
+    [[cairo], [resvg]] = pool.map(job_render_pictures, jobs, name)
+    renders = 2
+    differ = disagreement(cairo, resvg)
+    status: dict[int, dict] = {}
+    for u in us.units:
+        if u.index not in invisible:
+            status[u.index] = {"status": "visible", "reason": "removing it changes CairoSVG's "
+                               f"picture at {size} px (its footprint)"}
+        elif u.index in reasons:
+            status[u.index] = {"status": "unverified", "reason": reasons[u.index]}
+        elif (over_white or {}).get(u.index, 0) > PROOF_TOLERANCE:
+            status[u.index] = {"status": "visible", "reason": (
+                f"removing it changes CairoSVG's picture at {size} px by up to "
+                f"{over_white[u.index]}/255 over white (under the 12/255 footprint threshold, "
+                f"over the proof's {PROOF_TOLERANCE}/255)")}
+    candidates = sorted(invisible - set(status))
+    if differ.pixels and candidates:
+        # Units drawn alone in resvg: those that draw inside the disagreement are unverified.
+        texts = [text_keeping(us, {i}) for i in candidates]
+        [alone] = pool.map(job_render_pictures, [(texts, size, limits, name, "resvg")], name)
+        renders += len(texts)
+        from scipy import ndimage
+
+        near = ndimage.binary_dilation(differ.mask, iterations=2)
+        for i, picture in zip(candidates, alone):
+            if (picture[..., 3] > 0)[near].any():
+                status[i] = {"status": "unverified", "reason": (
+                    "it draws where CairoSVG's and resvg's pictures of the document differ "
+                    f"({differ.pixels} px by more than {DISAGREE_THRESHOLD}/255)")}
+        candidates = [i for i in candidates if i not in status]
+    bulk = None
+    if candidates:
+        sizes, note = proof_sizes(us, size, limits)
+        prover = Prover(us, sizes, limits, pool, should_stop)
+        check = prove_set(prover, candidates)
+        renders += prover.renders
+        checked = checked_line(sizes, note)
+        for i in check.removable:
+            status[i] = {"status": "proven", "reason": "removing it, together with the "
+                         f"other proven units, keeps the picture: {checked}"}
+        for i, change in check.why_dropped.items():
+            status[i] = {"status": "visible", "reason": "removing it together with the "
+                         "proven units " + change.describe()}
+        for i in check.undecided:
+            status[i] = {"status": "unverified", "reason": (
+                f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 4} checks "
+                f"({prover.renders} renders) before reaching it")}
+        if len(check.removable) >= 2:
+            bulk = {"units": list(check.removable), "checked": checked}
+    differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
+    warnings = [renderer_warning(us, differ)] if differ.pixels else []
+    return ProofResult([status[u.index] for u in us.units], bulk, differ, warnings, renders,
+                       time.perf_counter() - t0)
+
+
+def _feature_elements(us: UnitSet) -> set[int]:
+    from svgloo.engine.features import element_reasons
+
+    return set(element_reasons(us.doc))
+
+
+def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
+    """One line: the full pictures differ, where, and which elements/features explain it."""
+    from svgloo.engine.features import element_reasons
+
+    reasons = element_reasons(us.doc)
+    named = []
+    for i in differ.elements[:3]:
+        el = us.doc.elements[i]
+        ident = us.doc.nodes[i].get("id")
+        label = f"<{el.tag}{' id=' + repr(ident) if ident else ''}> (line " \
+                f"{us.doc.position(el.start)[0] + 1})"
+        if i in reasons:
+            label += f": {reasons[i].split(',')[0]}"
+        named.append(label)
+    more = f" and {len(differ.elements) - 3} more" if len(differ.elements) > 3 else ""
+    y0, y1, x0, x1 = differ.box
+    where = "; ".join(named) + more if named else \
+        f"no known cause; around x {x0}-{x1}, y {y0}-{y1} px"
+    return (f"CairoSVG draws this file differently from a browser-grade renderer (resvg): "
+            f"{differ.pixels} px differ by more than {DISAGREE_THRESHOLD}/255; scores follow "
+            f"CairoSVG's picture. {where}")
+
+
+__all__ = ["PROOF_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
+           "check_removal", "check_removal_text", "check_speck_removal", "changed_pixels",
+           "prove_set", "prove_removals", "picture_change", "proof_sizes", "checked_line", "disagreement", "ProofResult"]
