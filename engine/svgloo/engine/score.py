@@ -22,6 +22,7 @@ from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
+from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -82,7 +83,7 @@ def thresholds_for(settings: ScoreSettings, backbone) -> tuple[float, float, str
     return float(helpful), float(harmful), source
 
 
-def verdict(delta: float, helpful: float, harmful: float) -> str:
+def verdict(delta: float, helpful: float, harmful: float) -> Verdict:
     if delta > helpful:
         return "helpful"
     if delta < harmful:
@@ -94,7 +95,7 @@ def verdict(delta: float, helpful: float, harmful: float) -> str:
 class ScoreRun:
     """A finished scoring: the JSON result plus the arrays front ends draw from."""
 
-    result: dict
+    result: ScoreResult
     doc: Document
     units: UnitSet
     loo: LooResult
@@ -160,7 +161,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     t_score = time.perf_counter() - t_score
 
     helpful, harmful, threshold_source = thresholds_for(settings, backbone)
-    unit_rows = []
+    unit_rows: list[UnitRow] = []
     for u, s in zip(units.units, scores):
         delta = full_score - float(s)
         fp_pixels = loo.patches[u.index].footprint_pixels(loo.full)
@@ -172,6 +173,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                       "end": {"line": l1, "character": c1}},
             "delta": round(delta, 6), "verdict": verdict(delta, helpful, harmful),
             "footprint_pixels": fp_pixels, "visible": fp_pixels > 0,
+            "findings": [],  # filled in below, once every unit's footprint is known
         })
     t_findings = time.perf_counter()
     found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
@@ -184,7 +186,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     if spec.kind == "self":
         notes.append("self-analysis: the reference is the full render, so no unit can be "
                      "harmful; give --reference or --prompt to find harmful units")
-    result = {
+    result: ScoreResult = {
         "schema": SCHEMA,
         "file": doc.name,
         "backbone": backbone.name,
@@ -244,7 +246,7 @@ def _similarity_batched(backbone, loo: LooResult, prepared, full_score: float,
     return scores
 
 
-def summarize(rows: list[dict]) -> dict:
+def summarize(rows: list[UnitRow]) -> dict[str, int]:
     return {
         "units": len(rows),
         "helpful": sum(r["verdict"] == "helpful" for r in rows),
