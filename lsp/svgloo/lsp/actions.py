@@ -9,6 +9,7 @@ import re
 
 from lsprotocol import types
 
+from svgloo.engine.describe import describe_unit, unit_row_names
 from svgloo.engine.document import parse_document
 from svgloo.engine.pathdata import standalone_subpath
 from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
@@ -75,9 +76,7 @@ def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
     if u is None:
         return None
     edit = removal_edit(us, u.index)
-    ident = f' id="{u.id}"' if u.id else ""
-    title = (f"Remove subpath {u.subpath + 1} of <{u.tag}{ident}>" if u.kind == "subpath"
-             else f"Remove element <{u.tag}{ident}>")
+    title = f"Remove {describe_unit(unit_row_names(u))}"  # the unit's name in the message
     return _action(title, uri, version, [edit], lines, [diagnostic], versioned,
                    preferred=diagnostic.code == "harmful")
 
