@@ -474,7 +474,7 @@ async def test_specks_of_one_path_are_one_diagnostic_with_one_proven_fix(
     uri = open_doc(client, tmp_path / "grain.svg", GRAIN)
     diags = await diagnostics(client, uri, 1)
     [speck] = diags
-    assert speck.code == "speck" and speck.message.startswith('3 specks in <path id="grain">')
+    assert speck.code == "speck" and speck.message.startswith('3 specks in path#grain')
     specks = ["M80 80h.5v.5h-.5z", "M90 10h.5v.5h-.5z", "M5 90h.5v.5h-.5z"]
     assert [r.location.range for r in speck.related_information] == [
         span_range(GRAIN, GRAIN.index(s), GRAIN.index(s) + len(s), enc) for s in specks]

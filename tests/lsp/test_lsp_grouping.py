@@ -52,7 +52,7 @@ def test_specks_of_one_path_are_one_diagnostic_listing_each_subpath():
     # ...and the editor shows them as one diagnostic on the path, not three
     [speck] = [d for d in diags if d.code == "speck"]
     assert len(diags) == 1
-    assert speck.message.startswith('3 specks in <path id="grain">')
+    assert speck.message.startswith('3 specks in path#grain')
     assert "stray points or slivers?" in speck.message
     assert speck.severity == types.DiagnosticSeverity.Information
     related = speck.related_information
