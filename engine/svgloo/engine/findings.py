@@ -35,14 +35,13 @@ from svgloo.engine.limits import Limits
 # block's layer (the unit alone) rendered for leave-one-out is not rendered again.
 from svgloo.engine.loo import CHANGED_THRESHOLD, _layer_key, job_render_layers
 from svgloo.engine.progress import Stage, WorkProgress
+from svgloo.engine.settings import HIDDEN_DEFAULT, SPECK_DEFAULT
 from svgloo.engine.result_types import Finding, MostlyHiddenFinding, SpeckFinding, UnitRow
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, chunked
 
 Layer = tuple  # (box (y0, y1, x0, x1) or None, premultiplied RGBA uint8 crop or None)
 
-SPECK_DEFAULT = 0.0002   # 0.02% of the canvas: 29 pixels at the default 384 px
-HIDDEN_DEFAULT = 0.95
 
 
 @dataclass(frozen=True)

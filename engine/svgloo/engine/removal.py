@@ -31,6 +31,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import CHANGED_THRESHOLD, job_render_full
 from svgloo.engine.units import UnitSet, extract_units, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
     return int((diff > CHANGED_THRESHOLD).sum())
 
 
-def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
+def check_removal(us: UnitSet, units: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                   should_stop: Callable[[], bool] | None = None,
                   allowed: Mapping[int, int] | None = None) -> RemovalCheck:
@@ -112,7 +113,7 @@ def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
     return RemovalCheck(requested, tuple(sorted(accepted)), tuple(sorted(dropped)), renders)
 
 
-def check_removal_text(text: str, name: str, units: Iterable[int], size: int = 384,
+def check_removal_text(text: str, name: str, units: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
                        subpaths: bool = True, limits: Limits = DEFAULT_LIMITS,
                        pool: RenderPool | None = None,
                        should_stop: Callable[[], bool] | None = None,

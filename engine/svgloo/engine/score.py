@@ -7,15 +7,14 @@ Every front end (CLI, daemon, language server, viewer) calls ``score_document`` 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError
-from svgloo.engine.findings import (HIDDEN_DEFAULT, SPECK_DEFAULT, FindingThresholds,
-                                    count_findings, find_all, findings_steps)
+from svgloo.engine.findings import FindingThresholds, count_findings, find_all, findings_steps
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
 from svgloo.engine.preflight import check_scorable
@@ -26,36 +25,9 @@ from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, shared_pool
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE, ScoreSettings
 
 SCHEMA = "svgloo.score/1"
-
-
-@dataclass(frozen=True)
-class ScoreSettings:
-    backbone: str = "auto"
-    method: str = "fast"
-    size: int = 384
-    subpaths: bool = True
-    reference: str | None = None
-    prompt: str | None = None
-    # None: the backbone's own thresholds (CLIP: the paper's +/-0.005; pixel: calibrated).
-    helpful_threshold: float | None = None
-    harmful_threshold: float | None = None
-    weights: str | None = None
-    device: str | None = None
-    speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
-    hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
-    precision: str = "fp32"   # model backbones: fp32, or opt-in bf16 / int8 (CLIP)
-    limits: Limits = field(default=DEFAULT_LIMITS)
-
-    def key(self) -> dict:
-        """The settings that change a result (for caches)."""
-        d = asdict(self)
-        d.pop("limits")
-        return d
-
-    def with_(self, **changes) -> "ScoreSettings":
-        return replace(self, **changes)
 
 
 PAPER_THRESHOLDS = (0.005, -0.005)  # helpful, harmful: the paper's, for CLIP ViT-B/32
@@ -267,7 +239,8 @@ def score_text(text: str | bytes, name: str, settings: ScoreSettings = ScoreSett
     return score_document(parse_document(text, name, settings.limits), settings, **kw)
 
 
-def render_document(doc: Document, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+def render_document(doc: Document, size: int = DEFAULT_RENDER_SIZE,
+                    limits: Limits = DEFAULT_LIMITS,
                     pool: RenderPool | None = None) -> np.ndarray:
     """RGB render of a parsed document, through the safety checks and the worker pool."""
     check_document(doc, limits)
