@@ -92,9 +92,9 @@ def converter():
 
 
 def type_name(tp) -> str:
-    """``int``, ``float | None``: a field's type as a message shows it."""
+    """``int``, ``float or None``: a field's type as a message shows it."""
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        return " | ".join(type_name(a) for a in typing.get_args(tp))
+        return " or ".join(type_name(a) for a in typing.get_args(tp))
     if tp is type(None):
         return "None"
     return getattr(tp, "__name__", str(tp))
