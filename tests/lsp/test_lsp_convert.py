@@ -250,3 +250,19 @@ def test_remove_all_invisible_is_one_non_overlapping_edit_set():
     for (start, end), e in sorted(zip(offsets, edits), reverse=True):
         out = out[:start] + e.new_text + out[end:]
     assert out == text.replace(ghost1, "").replace(ghost2, "")
+
+
+def test_current_units_is_none_for_bad_text_and_lets_bugs_through(monkeypatch):
+    """A text that no longer parses has no units (no fix is offered); a bug in the engine
+    is not swallowed as "no units" but reaches the handler's log."""
+    import svgloo.lsp.actions as actions
+
+    assert actions.current_units("<svg xmlns='http://www.w3.org/2000/svg'><rect>", "x") is None
+    assert actions.current_units("<html/>", "x") is None
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(actions, "extract_units", broken)
+    with pytest.raises(RuntimeError):
+        actions.current_units("<svg xmlns='http://www.w3.org/2000/svg'/>", "x")

@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from svgloo.engine.describe import describe_unit, unit_row_names
 from svgloo.engine.document import parse_document
+from svgloo.engine.errors import SvglooError
 from svgloo.engine.pathdata import standalone_subpath
 from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
 
@@ -20,10 +21,11 @@ _ID_ATTR = re.compile(r"""(\sid\s*=\s*)(["'])(.*?)\2""", re.S)
 
 
 def current_units(text: str, name: str, subpaths: bool = True) -> UnitSet | None:
-    """The current text's units, or None when it no longer parses."""
+    """The current text's units, or None when it no longer parses (malformed, over a
+    limit: the engine's SvglooError). Anything else is a bug and reaches the log."""
     try:
         return extract_units(parse_document(text, name), subpaths)
-    except Exception:
+    except SvglooError:
         return None
 
 
