@@ -1,7 +1,9 @@
 """The ``svgloo`` command: a thin dispatcher over subcommand modules.
 
-Each subcommand lives next to the code it fronts and exposes ``register(subparsers)``,
-which adds its parser and sets ``func`` (``args -> exit code``). Modules are imported
+Each subcommand is one module that exposes ``register(subparsers)``, which adds its
+parser and sets ``func`` (``args -> exit code``): ``svgloo/svgloo/cli_<name>.py``
+(``svgloo.cli_score``...) for the engine's commands, the front end's own ``cli.py`` for
+``lsp`` and ``view`` (``lsp/svgloo/lsp/cli.py``, ``qt_viewer/svgloo/qt_viewer/cli.py``). Modules are imported
 here only to build the parsers, so they must not import torch or Qt at module level.
 """
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from svgloo.engine.files import atomic_write_text
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 
 def register(sub) -> None:
@@ -31,7 +32,7 @@ def register(sub) -> None:
     a.add_argument("--plots", metavar="DIR", help="write bar charts of F1 and recall")
     a.add_argument("--backbone", default="pixel",
                    help="pixel (default), clip, or auto (clip when its weights exist)")
-    a.add_argument("--size", type=int, default=384)
+    a.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE)
     a.add_argument("--detectors", default="loo,isolated,prefix,random,last_k,syntax",
                    help="comma-separated subset of loo,isolated,prefix,random,last_k,syntax")
     a.add_argument("--ensure-visible", action="store_true",
@@ -45,7 +46,7 @@ def register(sub) -> None:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--json", metavar="FILE", help="write per-file rows and the summary")
     e.add_argument("--plots", metavar="DIR", help="write a bar chart of precision by edit")
-    e.add_argument("--size", type=int, default=384)
+    e.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE)
     e.add_argument("--masks", default="all",
                    choices=["all", "same", "regions>labels", "labels>regions"],
                    help="which masks score the edits: same (the analysed concepts' own), "

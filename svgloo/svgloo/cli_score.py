@@ -6,6 +6,10 @@ import json
 import sys
 
 from svgloo.engine.limits import DEFAULT_LIMITS
+from svgloo.engine.settings import ScoreSettings
+
+# Every default below is ScoreSettings' own (engine/settings.py): written once.
+DEFAULT = ScoreSettings()
 
 
 def add_reference_arguments(p) -> None:
@@ -17,20 +21,22 @@ def add_reference_arguments(p) -> None:
 
 def add_scoring_arguments(p) -> None:
     """Options shared by every command that scores (score, watch, batch)."""
-    p.add_argument("--backbone", default="auto",
+    p.add_argument("--backbone", default=DEFAULT.backbone,
                    help="similarity backbone: auto (clip when its weights are present, else "
                         "pixel), pixel, clip, or any installed plugin")
     p.add_argument("--weights", help="local checkpoint for the backbone (e.g. CLIP weights)")
     p.add_argument("--device", help="torch device for model backbones (default: cuda if "
                                     "available, else cpu)")
-    p.add_argument("--precision", choices=["fp32", "bf16", "int8"], default="fp32",
+    p.add_argument("--precision", choices=["fp32", "bf16", "int8"],
+                   default=DEFAULT.precision,
                    help="model backbones (clip): numeric precision of the image encoder; "
                         "bf16 and int8 are faster on CPUs and drift slightly from fp32 "
                         "(see the README's measurements). Default fp32")
-    p.add_argument("--method", choices=["fast", "naive"], default="fast",
+    p.add_argument("--method", choices=["fast", "naive"], default=DEFAULT.method,
                    help="leave-one-out method (default fast; naive renders the document once "
                         "per unit)")
-    p.add_argument("--size", type=int, default=384, help="render size in pixels (default 384)")
+    p.add_argument("--size", type=int, default=DEFAULT.size,
+                   help=f"render size in pixels (default {DEFAULT.size})")
     p.add_argument("--no-subpaths", dest="subpaths", action="store_false",
                    help="score compound paths as whole elements")
     p.add_argument("--helpful-threshold", type=float, default=None, metavar="DELTA",
@@ -42,19 +48,19 @@ def add_scoring_arguments(p) -> None:
                         "-DELTA (delta < DELTA); default: the backbone's own (clip: the "
                         "paper's -0.005; pixel: -0.0008, calibrated); in between the two "
                         "thresholds it is neutral")
-    p.add_argument("--speck-threshold", type=float, default=0.0002, metavar="FRACTION",
+    p.add_argument("--speck-threshold", type=float, default=DEFAULT.speck_threshold,
+                   metavar="FRACTION",
                    help="flag a unit as a speck when its visible footprint is at most this "
                         "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "
                         "29 px at 384 px; 0 turns specks off)")
-    p.add_argument("--hidden-threshold", type=float, default=0.95, metavar="SHARE",
+    p.add_argument("--hidden-threshold", type=float, default=DEFAULT.hidden_threshold,
+                   metavar="SHARE",
                    help="flag a unit as mostly hidden when at least this share of what it "
                         "draws alone is covered by later elements (default 0.95; above 1 "
                         "turns it off)")
 
 
 def settings_from_args(args):
-    from svgloo.engine.score import ScoreSettings
-
     return ScoreSettings(backbone=args.backbone, method=args.method, size=args.size,
                          subpaths=args.subpaths, reference=getattr(args, "reference", None),
                          prompt=getattr(args, "prompt", None),
@@ -62,7 +68,8 @@ def settings_from_args(args):
                          harmful_threshold=args.harmful_threshold, weights=args.weights,
                          device=args.device, speck_threshold=args.speck_threshold,
                          hidden_threshold=args.hidden_threshold,
-                         precision=getattr(args, "precision", "fp32"), limits=DEFAULT_LIMITS)
+                         precision=getattr(args, "precision", DEFAULT.precision),
+                         limits=DEFAULT_LIMITS)
 
 
 def register(sub) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+
 from svgloo.engine.limits import DEFAULT_LIMITS
 
 
@@ -43,7 +45,8 @@ def register(sub) -> None:
                         "as editors edit them)")
     p.add_argument("--method", choices=["fast", "naive"], default="fast",
                    help="leave-one-out method (default fast)")
-    p.add_argument("--size", type=int, default=384, help="render size in pixels (default 384)")
+    p.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE,
+                   help=f"render size in pixels (default {DEFAULT_RENDER_SIZE})")
     p.add_argument("--device", help="torch device for model plugins (vlm, clipseg)")
     p.add_argument("--json", action="store_true",
                    help="print the svgloo.structure/1 JSON object")

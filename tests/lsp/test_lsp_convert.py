@@ -275,3 +275,20 @@ def test_unverified_units_get_a_reason_and_no_fix_and_disagreement_is_informatio
     us = extract_units(parse_document(text, "<shadow>"))
     assert actions.invisible_units(us, run.result) == []
     assert actions.bulk_check(us, run.result) is None
+
+
+def test_current_units_is_none_for_bad_text_and_lets_bugs_through(monkeypatch):
+    """A text that no longer parses has no units (no fix is offered); a bug in the engine
+    is not swallowed as "no units" but reaches the handler's log."""
+    import svgloo.lsp.actions as actions
+
+    assert actions.current_units("<svg xmlns='http://www.w3.org/2000/svg'><rect>", "x") is None
+    assert actions.current_units("<html/>", "x") is None
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(actions, "extract_units", broken)
+    with pytest.raises(RuntimeError):
+        actions.current_units("<svg xmlns='http://www.w3.org/2000/svg'/>", "x")
+

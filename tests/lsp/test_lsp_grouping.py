@@ -52,7 +52,7 @@ def test_specks_of_one_path_are_one_diagnostic_listing_each_subpath():
     # ...and the editor shows them as one diagnostic on the path, not three
     [speck] = [d for d in diags if d.code == "speck"]
     assert len(diags) == 1
-    assert speck.message.startswith('3 specks in <path id="grain">')
+    assert speck.message.startswith('3 specks in path#grain')
     assert "stray points or slivers?" in speck.message
     assert speck.severity == types.DiagnosticSeverity.Information
     related = speck.related_information
@@ -226,3 +226,18 @@ def test_the_cap_is_a_setting():
     for bad in (-1, "7", True, 2.5):
         assert Settings().updated({"diagnostics": {"maxPerDocument": bad}}) \
             .diagnostics.max_per_document == MAX_DIAGNOSTICS
+
+
+def test_a_bad_setting_is_named_and_its_default_used():
+    from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+    from svgloo.lsp.server import Settings
+
+    settings, problems = Settings().parsed({"renderSize": "big", "useDaemon": "false",
+                                            "helpfulThreshold": 0.01, "backbone": "pixel",
+                                            "diagnostics": {"harmful": 1, "invisible": False}})
+    assert settings.render_size == DEFAULT_RENDER_SIZE and settings.use_daemon is True
+    assert settings.diagnostics.harmful is True and settings.diagnostics.invisible is False
+    assert (settings.helpful_threshold, settings.backbone) == (0.01, "pixel")
+    assert sorted(problems) == ["diagnostics.harmful must be bool, not int",
+                                "renderSize must be int, not str",
+                                "useDaemon must be bool, not str"]

@@ -145,7 +145,7 @@ def test_stray_warning_and_its_fix_with_a_reference(nvim, home):
     assert (warning["end_lnum"], warning["end_col"]) == byte_col(edited_text, end + 2)
 
     fix = step(result, "fix")
-    assert fix["titles"][0] == 'Remove element <rect id="stray">', fix["titles"]
+    assert fix["titles"][0] == 'Remove rect#stray', fix["titles"]
     assert fix["text"] == edited_text[:start] + edited_text[end + 2:]
     assert not [d for d in fix["diagnostics"] if d["severity"] <= 2]
     # One publication per version: never the same set twice.
@@ -213,7 +213,7 @@ def test_one_line_icon_labels_and_bulk_fix(nvim, home):
     assert (warning["lnum"], warning["col"]) == byte_col(icon, at)
     assert (warning["end_lnum"], warning["end_col"]) == byte_col(icon, at + len(STRAY))
     fix = step(result, "icon-fix")
-    assert fix["titles"][0] == "Remove element <rect>", fix["titles"]
+    assert fix["titles"][0] == "Remove rect", fix["titles"]
     assert not [t for t in fix["titles"] if "subpath" in t], fix["titles"]
     assert fix["text"] == clean
 

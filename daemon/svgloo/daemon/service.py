@@ -131,26 +131,21 @@ def _settings_fields(cls) -> set[str]:
     return {f.name for f in fields(cls)} - {"limits"}
 
 
-_JSON_TYPES = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
-
-
 def check_field_types(cls, d: dict, name: str) -> None:
     """A JSON value of the wrong type for a settings field (a list as the backbone, a
-    string as the size) is a ConfigError naming the field, not a crash later on."""
+    string as the size) is a ConfigError naming the field, not a crash later on. The
+    field types are the dataclass's own, read by the engine's settings converter."""
+    from svgloo.engine.settings import parse_field
+
     for f in fields(cls):
-        if f.name not in d:
+        # limits are the daemon's own; concepts (a list of strings) are checked by the caller
+        if f.name not in d or f.name in ("limits", "concepts"):
             continue
         value = d[f.name]
-        alternatives = [a.strip() for a in str(f.type).split("|")]
-        if value is None and "None" in alternatives:
-            continue
-        allowed = tuple(t for a in alternatives for t in _JSON_TYPES.get(a, ()))
-        if not allowed:
-            continue  # a type JSON does not carry (tuples...): the dataclass checks it
-        if isinstance(value, bool) and bool not in allowed or not isinstance(value, allowed):
-            raise ConfigError(name, f"bad score settings: {f.name} must be "
-                                    f"{' or '.join(alternatives)}, not "
-                                    f"{type(value).__name__}")
+        try:
+            parse_field(cls, f.name, value)
+        except ValueError as exc:
+            raise ConfigError(name, f"bad score settings: {exc}") from None
         if isinstance(value, str):
             try:
                 value.encode("utf-8")

@@ -35,13 +35,13 @@ from svgloo.engine.limits import Limits
 # block's layer (the unit alone) rendered for leave-one-out is not rendered again.
 from svgloo.engine.loo import CHANGED_THRESHOLD, _layer_key, job_render_layers
 from svgloo.engine.progress import Stage, WorkProgress
+from svgloo.engine.settings import HIDDEN_DEFAULT, SPECK_DEFAULT
+from svgloo.engine.result_types import Finding, MostlyHiddenFinding, SpeckFinding, UnitRow
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, chunked
 
 Layer = tuple  # (box (y0, y1, x0, x1) or None, premultiplied RGBA uint8 crop or None)
 
-SPECK_DEFAULT = 0.0002   # 0.02% of the canvas: 29 pixels at the default 384 px
-HIDDEN_DEFAULT = 0.95
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class FindingThresholds:
                                         f"not {value!r}")
 
 
-def speck_finding(footprint_pixels: int, canvas_pixels: int, threshold: float) -> dict | None:
+def speck_finding(footprint_pixels: int, canvas_pixels: int, threshold: float) -> SpeckFinding | None:
     """A ``speck`` finding when 0 < footprint <= threshold x canvas, else None."""
     fraction = footprint_pixels / canvas_pixels
     if footprint_pixels <= 0 or fraction > threshold:
@@ -72,7 +72,7 @@ def speck_finding(footprint_pixels: int, canvas_pixels: int, threshold: float) -
             "footprint_fraction": round(fraction, 8), "threshold": threshold}
 
 
-def hidden_finding(drawn_pixels: int, hidden_pixels: int, threshold: float) -> dict | None:
+def hidden_finding(drawn_pixels: int, hidden_pixels: int, threshold: float) -> MostlyHiddenFinding | None:
     """A ``mostly_hidden`` finding when hidden/drawn >= threshold, else None."""
     if drawn_pixels <= 0:
         return None
@@ -161,7 +161,7 @@ def render_layers(us: UnitSet, keeps: list[frozenset[int]], size: int, limits: L
 
 
 def unit_findings(footprint_pixels: list[int], counts: list[tuple[int, int]], size: int,
-                  thresholds: FindingThresholds) -> list[list[dict]]:
+                  thresholds: FindingThresholds) -> list[list[Finding]]:
     """The findings of every unit, from its visible footprint and (drawn, hidden) pixels."""
     canvas = size * size
     out = []
@@ -183,7 +183,7 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
              pool: RenderPool, thresholds: FindingThresholds,
              layer_cache: MutableMapping | None = None,
              stage: Stage | None = None,
-             alone_known: Mapping[int, Layer] | None = None) -> list[list[dict]]:
+             alone_known: Mapping[int, Layer] | None = None) -> list[list[Finding]]:
     """Per unit, its findings: render each unit alone and each split path whole, then
     count pixels. ``alone_known``: units already drawn alone (``LooResult.alone``)."""
     thresholds.check(us.doc.name)
@@ -211,7 +211,7 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
     return unit_findings(footprint_pixels, coverage(alone, elements, size), size, thresholds)
 
 
-def count_findings(rows: list[dict]) -> dict:
+def count_findings(rows: list[UnitRow]) -> dict[str, int]:
     """Units with each kind of finding, for the result's summary."""
     return {"specks": sum(any(f["kind"] == "speck" for f in r["findings"]) for r in rows),
             "mostly_hidden": sum(any(f["kind"] == "mostly_hidden" for f in r["findings"])

@@ -22,6 +22,7 @@ import numpy as np
 
 from svgloo.engine.errors import LimitError, RenderError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 _EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>'
 
@@ -145,7 +146,8 @@ def _render_native(svg_text: str | bytes, size: int, limits: Limits, name: str,
     return surface, view
 
 
-def render_rgba(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+def render_rgba(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
+                limits: Limits = DEFAULT_LIMITS,
                 name: str = "<input>", *, dpi: float = 96,
                 background: str | None = None) -> np.ndarray:
     """Render to a (size, size, 4) uint8 array of premultiplied R, G, B, A. With a
@@ -243,7 +245,7 @@ def _crop_group(group) -> tuple:
             ox + int(cols[-1]) + 1), crop
 
 
-def render_captured_layers(svg_text: str | bytes, size: int = 384,
+def render_captured_layers(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
                            limits: Limits = DEFAULT_LIMITS, name: str = "<input>") -> dict:
     """Render once; return {mark: (box, RGBA crop)} for every element marked with
     ``CAPTURE_ATTR`` (see CapturingSurface). Marked elements must not sit under a group
@@ -258,7 +260,8 @@ def warm_up() -> None:
                            f'<rect {CAPTURE_ATTR}="0" width="1" height="1"/></svg>', 2)
 
 
-def render_layer(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+def render_layer(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
+                 limits: Limits = DEFAULT_LIMITS,
                  name: str = "<input>"):
     """Render as a transparent layer cropped to where it has pixels: (box, RGBA crop) with
     box = (y0, y1, x0, x1), or (None, None) for an empty layer. Only the crop is

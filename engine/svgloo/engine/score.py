@@ -7,15 +7,14 @@ Every front end (CLI, daemon, language server, viewer) calls ``score_document`` 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError
-from svgloo.engine.findings import (HIDDEN_DEFAULT, SPECK_DEFAULT, FindingThresholds,
-                                    count_findings, find_all, findings_steps)
+from svgloo.engine.findings import FindingThresholds, count_findings, find_all, findings_steps
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
 from svgloo.engine.preflight import check_scorable
@@ -23,39 +22,13 @@ from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.proof import prove_removals
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
+from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, shared_pool
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE, ScoreSettings
 
 SCHEMA = "svgloo.score/1"
-
-
-@dataclass(frozen=True)
-class ScoreSettings:
-    backbone: str = "auto"
-    method: str = "fast"
-    size: int = 384
-    subpaths: bool = True
-    reference: str | None = None
-    prompt: str | None = None
-    # None: the backbone's own thresholds (CLIP: the paper's +/-0.005; pixel: calibrated).
-    helpful_threshold: float | None = None
-    harmful_threshold: float | None = None
-    weights: str | None = None
-    device: str | None = None
-    speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
-    hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
-    precision: str = "fp32"   # model backbones: fp32, or opt-in bf16 / int8 (CLIP)
-    limits: Limits = field(default=DEFAULT_LIMITS)
-
-    def key(self) -> dict:
-        """The settings that change a result (for caches)."""
-        d = asdict(self)
-        d.pop("limits")
-        return d
-
-    def with_(self, **changes) -> "ScoreSettings":
-        return replace(self, **changes)
 
 
 PAPER_THRESHOLDS = (0.005, -0.005)  # helpful, harmful: the paper's, for CLIP ViT-B/32
@@ -83,7 +56,7 @@ def thresholds_for(settings: ScoreSettings, backbone) -> tuple[float, float, str
     return float(helpful), float(harmful), source
 
 
-def verdict(delta: float, helpful: float, harmful: float) -> str:
+def verdict(delta: float, helpful: float, harmful: float) -> Verdict:
     if delta > helpful:
         return "helpful"
     if delta < harmful:
@@ -95,7 +68,7 @@ def verdict(delta: float, helpful: float, harmful: float) -> str:
 class ScoreRun:
     """A finished scoring: the JSON result plus the arrays front ends draw from."""
 
-    result: dict
+    result: ScoreResult
     doc: Document
     units: UnitSet
     loo: LooResult
@@ -161,7 +134,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     t_score = time.perf_counter() - t_score
 
     helpful, harmful, threshold_source = thresholds_for(settings, backbone)
-    unit_rows = []
+    unit_rows: list[UnitRow] = []
     for u, s in zip(units.units, scores):
         delta = full_score - float(s)
         fp_pixels = loo.patches[u.index].footprint_pixels(loo.full)
@@ -173,6 +146,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                       "end": {"line": l1, "character": c1}},
             "delta": round(delta, 6), "verdict": verdict(delta, helpful, harmful),
             "footprint_pixels": fp_pixels, "visible": fp_pixels > 0,
+            "findings": [],  # filled in below, once every unit's footprint is known
         })
     t_findings = time.perf_counter()
     found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
@@ -192,7 +166,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     if spec.kind == "self":
         notes.append("self-analysis: the reference is the full render, so no unit can be "
                      "harmful; give --reference or --prompt to find harmful units")
-    result = {
+    result: ScoreResult = {
         "schema": SCHEMA,
         "file": doc.name,
         "backbone": backbone.name,
@@ -257,7 +231,7 @@ def _similarity_batched(backbone, loo: LooResult, prepared, full_score: float,
     return scores
 
 
-def summarize(rows: list[dict]) -> dict:
+def summarize(rows: list[UnitRow]) -> dict[str, int]:
     return {
         "units": len(rows),
         "helpful": sum(r["verdict"] == "helpful" for r in rows),
@@ -280,7 +254,8 @@ def score_text(text: str | bytes, name: str, settings: ScoreSettings = ScoreSett
     return score_document(parse_document(text, name, settings.limits), settings, **kw)
 
 
-def render_document(doc: Document, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+def render_document(doc: Document, size: int = DEFAULT_RENDER_SIZE,
+                    limits: Limits = DEFAULT_LIMITS,
                     pool: RenderPool | None = None) -> np.ndarray:
     """RGB render of a parsed document, through the safety checks and the worker pool."""
     check_document(doc, limits)

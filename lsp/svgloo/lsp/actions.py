@@ -9,7 +9,9 @@ import re
 
 from lsprotocol import types
 
+from svgloo.engine.describe import describe_unit, unit_row_names
 from svgloo.engine.document import parse_document
+from svgloo.engine.errors import SvglooError
 from svgloo.engine.pathdata import standalone_subpath
 from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
 
@@ -19,10 +21,11 @@ _ID_ATTR = re.compile(r"""(\sid\s*=\s*)(["'])(.*?)\2""", re.S)
 
 
 def current_units(text: str, name: str, subpaths: bool = True) -> UnitSet | None:
-    """The current text's units, or None when it no longer parses."""
+    """The current text's units, or None when it no longer parses (malformed, over a
+    limit: the engine's SvglooError). Anything else is a bug and reaches the log."""
     try:
         return extract_units(parse_document(text, name), subpaths)
-    except Exception:
+    except SvglooError:
         return None
 
 
@@ -75,9 +78,7 @@ def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
     if u is None:
         return None
     edit = removal_edit(us, u.index)
-    ident = f' id="{u.id}"' if u.id else ""
-    title = (f"Remove subpath {u.subpath + 1} of <{u.tag}{ident}>" if u.kind == "subpath"
-             else f"Remove element <{u.tag}{ident}>")
+    title = f"Remove {describe_unit(unit_row_names(u))}"  # the unit's name in the message
     return _action(title, uri, version, [edit], lines, [diagnostic], versioned,
                    preferred=diagnostic.code == "harmful")
 

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from svgloo.engine.describe import describe_element, describe_unit
 from svgloo.engine.loo import CHANGED_THRESHOLD
+from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
 from svgloo.structure.purity import mixed_concepts
 
 UTF8 = "utf-8"
@@ -158,16 +160,7 @@ class DiagnosticOptions:
     max_per_document: int = MAX_DIAGNOSTICS
 
 
-def describe_unit(row: dict) -> str:
-    """`<rect id="stray">` or `subpath 2 of <path id="p">`."""
-    ident = f' id="{row["id"]}"' if row.get("id") else ""
-    element = f"<{row['tag']}{ident}>"
-    if row.get("kind") == "subpath":
-        return f"subpath {int(row['subpath']) + 1} of {element}"
-    return element
-
-
-def fix_data(row: dict, lines: LineIndex, version: int | None) -> dict:
+def fix_data(row: UnitRow, lines: LineIndex, version: int | None) -> UnitFixData:
     """What a quick fix needs to find the unit again and check it is still there."""
     start, end = row["offsets"]
     return {"unit": row["index"], "kind": row.get("kind", "element"),
@@ -210,12 +203,12 @@ class UnitFinding:
     """One unit's finding of one kind, before grouping."""
 
     kind: str          # "speck", "invisible" or "mostly_hidden"
-    row: dict          # the svgloo.score/1 unit row
+    row: UnitRow       # the svgloo.score/1 unit row
     message: str       # the single-unit diagnostic's message
     detail: dict       # the engine's finding (empty for "invisible")
 
 
-def unit_findings(result: dict, options: DiagnosticOptions) -> list[UnitFinding]:
+def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitFinding]:
     """Every unit's groupable findings, in document order."""
     size = result.get("render_size")
     out = []
@@ -236,7 +229,7 @@ def unit_findings(result: dict, options: DiagnosticOptions) -> list[UnitFinding]
     return out
 
 
-def element_of(rows: list[dict]) -> list[int]:
+def element_of(rows: list[UnitRow]) -> list[int]:
     """For each unit row, the number of its element among the rows' elements: the
     subpaths of one split path are consecutive rows numbered 0, 1, 2..."""
     out: list[int] = []
@@ -252,11 +245,6 @@ def element_of(rows: list[dict]) -> list[int]:
     return out
 
 
-def describe_element(row: dict) -> str:
-    ident = f' id="{row["id"]}"' if row.get("id") else ""
-    return f"<{row['tag']}{ident}>"
-
-
 def _pixels_span(members: list[UnitFinding]) -> str:
     pixels = [int(m.row.get("footprint_pixels", 0)) for m in members]
     lo, hi = min(pixels), max(pixels)
@@ -265,7 +253,7 @@ def _pixels_span(members: list[UnitFinding]) -> str:
 
 def group_message(kind: str, members: list[UnitFinding], where: str | None,
                   result: dict) -> tuple[str, types.DiagnosticSeverity]:
-    """The message and severity of a group: ``where`` is the element (``<path id="x">``)
+    """The message and severity of a group: ``where`` is the element (``path#x``)
     whose subpaths these are, or None for separate elements across the document."""
     n = len(members)
     things = f"subpaths of {where}" if where else "elements"
@@ -300,7 +288,7 @@ def root_range(lines: LineIndex) -> types.Range:
 
 
 def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
-               version: int | None) -> dict:
+               version: int | None) -> GroupFixData:
     """What the group's quick fix needs: every member's unit, span and the pixels it
     changes alone (a removal proof allows the set no more), and one hash over their text."""
     offsets = [list(m.row["offsets"]) for m in members]
@@ -329,7 +317,7 @@ def group_diagnostic(kind: str, members: list[UnitFinding], where: str | None,
         data=group_data(kind, members, lines, version))
 
 
-def score_diagnostics(result: dict, lines: LineIndex, options: DiagnosticOptions,
+def score_diagnostics(result: ScoreResult, lines: LineIndex, options: DiagnosticOptions,
                       version: int | None = None,
                       uri: str | None = None) -> list[types.Diagnostic]:
     """Warnings for harmful units (one each). The engine's findings (specks, mostly hidden
@@ -428,7 +416,7 @@ def capped(diagnostics: list[types.Diagnostic], lines: LineIndex,
     return [diagnostics[i] for i in keep] + [summary]
 
 
-def document_diagnostics(result: dict, structure: list[dict] | None, lines: LineIndex,
+def document_diagnostics(result: ScoreResult, structure: list[dict] | None, lines: LineIndex,
                          options: DiagnosticOptions, version: int | None = None,
                          uri: str | None = None) -> list[types.Diagnostic]:
     """Everything the server publishes for a scored document: the score's diagnostics
@@ -595,7 +583,7 @@ def refusal_diagnostic(exc: BaseException, lines: LineIndex) -> types.Diagnostic
 
 # --- hover and code lens ------------------------------------------------------------------
 
-def hover_markdown(row: dict, structure_row: dict | None, result: dict) -> str:
+def hover_markdown(row: UnitRow, structure_row: dict | None, result: ScoreResult) -> str:
     lines = [f"**svgloo** {describe_unit(row)}", "",
              f"- delta: `{float(row['delta']):+.5f}` ({row['verdict']}; reference: "
              f"{(result.get('reference') or {}).get('source', '?')})",
@@ -614,7 +602,7 @@ def hover_markdown(row: dict, structure_row: dict | None, result: dict) -> str:
     return "\n".join(lines)
 
 
-def summary_title(result: dict) -> str:
+def summary_title(result: ScoreResult) -> str:
     s = result.get("summary", {})
     return (f"svgloo: {s.get('harmful', 0)} harmful, {s.get('invisible', 0)} invisible, "
             f"{s.get('helpful', 0)} helpful of {s.get('units', 0)} units "

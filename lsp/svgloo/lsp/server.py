@@ -31,6 +31,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE, parse_fields
 from svgloo.engine.version import __version__
 
 from . import actions
@@ -50,57 +51,53 @@ class _Cancelled(Exception):
     """Raised from the engine's progress callback when the work went stale."""
 
 
+# The keys editors send (camelCase) -> the fields of Settings below / DiagnosticOptions.
+CLIENT_NAMES = {"backbone": "backbone", "reference": "reference", "prompt": "prompt",
+                "helpfulThreshold": "helpful_threshold",
+                "harmfulThreshold": "harmful_threshold", "useDaemon": "use_daemon",
+                "renderSize": "render_size"}
+DIAGNOSTIC_NAMES = {"harmful": "harmful", "invisible": "invisible", "purity": "purity",
+                    "maxPerDocument": "max_per_document"}
+
+
 @dataclass(frozen=True)
 class Settings:
     backbone: str = "auto"
     reference: str = ""
     prompt: str = ""
-    helpful_threshold: float | None = None  # None: the backbone's own (see engine/svgloo/engine/score.py)
+    helpful_threshold: float | None = None  # None: the backbone's own (engine/score.py)
     harmful_threshold: float | None = None
     diagnostics: DiagnosticOptions = field(default_factory=DiagnosticOptions)
     use_daemon: bool = True
-    render_size: int = 384
+    render_size: int = DEFAULT_RENDER_SIZE
 
     def updated(self, raw: Any) -> "Settings":
-        """These settings overridden by a client's dict (camelCase keys as the editors
-        send them); wrong types are ignored with a log line, never fatal."""
+        """These settings overridden by a client's dict; see ``parsed``."""
+        return self.parsed(raw)[0]
+
+    def parsed(self, raw: Any) -> tuple["Settings", list[str]]:
+        """(settings, problems): these settings overridden by a client's dict (camelCase
+        keys as the editors send them), through the engine's settings converter. A value
+        of the wrong type is left out (the key keeps its value here) and named in
+        ``problems``, which the server shows to the user: never fatal."""
         if not isinstance(raw, dict):
-            return self
-        changes: dict[str, Any] = {}
-
-        def take(key, attr, kind):
-            if key not in raw or raw[key] is None:
-                return
-            value = raw[key]
-            try:
-                if kind is bool and not isinstance(value, bool):
-                    raise TypeError(value)
-                changes[attr] = kind(value)
-            except (TypeError, ValueError):
-                log.warning("svgloo setting %s=%r ignored (expected %s)", key, value,
-                            kind.__name__)
-
-        take("backbone", "backbone", str)
-        take("reference", "reference", str)
-        take("prompt", "prompt", str)
-        take("helpfulThreshold", "helpful_threshold", float)
-        take("harmfulThreshold", "harmful_threshold", float)
-        take("useDaemon", "use_daemon", bool)
-        take("renderSize", "render_size", int)
+            return self, []
+        known = {k: v for k, v in raw.items() if k in CLIENT_NAMES}
+        changes, problems = parse_fields(Settings, known, CLIENT_NAMES)
         diag = raw.get("diagnostics")
         if isinstance(diag, dict):
-            d = self.diagnostics
-            for key in ("harmful", "invisible", "purity"):
-                if isinstance(diag.get(key), bool):
-                    d = replace(d, **{key: diag[key]})
-            cap = diag.get("maxPerDocument")
-            if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 0:
-                d = replace(d, max_per_document=cap)
-            elif cap is not None:
-                log.warning("svgloo setting diagnostics.maxPerDocument=%r ignored (expected "
-                            "an integer >= 0; 0 means no cap)", cap)
-            changes["diagnostics"] = d
-        return replace(self, **changes)
+            known = {k: v for k, v in diag.items() if k in DIAGNOSTIC_NAMES}
+            found, bad = parse_fields(DiagnosticOptions, known, DIAGNOSTIC_NAMES)
+            if found.get("max_per_document", 0) < 0:
+                found.pop("max_per_document")
+                bad.append("maxPerDocument must be an integer >= 0 (0 means no cap)")
+            problems += [f"diagnostics.{p}" for p in bad]
+            changes["diagnostics"] = replace(self.diagnostics, **found)
+        elif diag is not None:
+            problems.append(f"diagnostics must be an object, not {type(diag).__name__}")
+        for problem in problems:
+            log.warning("svgloo setting ignored: %s", problem)
+        return replace(self, **changes), problems
 
     def engine_dict(self) -> dict:
         """ScoreSettings field names (what the engine and the daemon take)."""
@@ -158,6 +155,7 @@ class SvglooServer(LanguageServer):
         self.structure_executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="svgloo-structure")
         self.config_ready: asyncio.Event | None = None
+        self.settings_problems: set[str] = set()  # shown to the user already
         self.shutting_down = False
 
     # --- client capabilities ----------------------------------------------------------
@@ -384,7 +382,19 @@ class SvglooServer(LanguageServer):
             log.warning("svgloo: workspace/configuration failed: %s", exc)
             return
         if answer:
-            self.settings = self.base_settings.updated(answer[0])
+            self.settings = self.settings_from(self.base_settings, answer[0])
+
+    def settings_from(self, base: Settings, raw: Any) -> Settings:
+        """``base`` overridden by a client's settings; a value of the wrong type is shown
+        to the user (once per distinct problem) and its default used."""
+        settings, problems = base.parsed(raw)
+        for problem in problems:
+            if problem not in self.settings_problems:
+                self.settings_problems.add(problem)
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"svgloo: setting ignored, the default is used: {problem}"))
+        return settings
 
     # --- ending -------------------------------------------------------------------------
     def cancel_all(self) -> None:
@@ -517,7 +527,7 @@ def create_server() -> SvglooServer:
     @guarded()
     async def initialize(ls: SvglooServer, params: types.InitializeParams):
         ls.config_ready = asyncio.Event()
-        ls.base_settings = Settings().updated(params.initialization_options)
+        ls.base_settings = ls.settings_from(Settings(), params.initialization_options)
         ls.settings = ls.base_settings
         ls.watch_client(params.process_id)
 
@@ -545,7 +555,7 @@ def create_server() -> SvglooServer:
         before = ls.settings
         settings = getattr(params, "settings", None)
         if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
-            ls.settings = ls.base_settings.updated(settings[SECTION])
+            ls.settings = ls.settings_from(ls.base_settings, settings[SECTION])
         await ls.pull_configuration()
         if ls.settings == before:
             return  # editors send this right after `initialized`: nothing to redo

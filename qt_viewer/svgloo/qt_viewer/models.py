@@ -6,14 +6,17 @@ from __future__ import annotations
 from PyQt6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PyQt6.QtGui import QBrush, QColor
 
+from svgloo.engine.describe import describe_unit
+
 VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#777777"}
 SORT_ROLE = Qt.ItemDataRole.UserRole
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 
-COLUMNS = ["#", "tag", "id", "line:col", "delta", "verdict", "pixels", "flags", "purity",
+COLUMNS = ["#", "unit", "id", "line:col", "delta", "verdict", "pixels", "flags", "purity",
            "concept"]
 CONCEPT_COLUMN = COLUMNS.index("concept")
-HEADER_TIPS = ["unit index (document order)", "element (path[2]: its third subpath)",
+HEADER_TIPS = ["unit index (document order)", "the unit, named as the CLI and the editor name it (path#outline subpath 3: "
+               "its third subpath)",
                "element id", "where the unit starts in the file (line:column, 1-based)",
                "full score minus the score without the unit: > 0 the unit helps",
                "helpful / harmful / neutral by the thresholds", "pixels the unit changes",
@@ -64,7 +67,7 @@ class UnitTableModel(QAbstractTableModel):
         if role == ROW_ROLE:
             return row
         if role == SORT_ROLE:
-            return [row["index"], row["tag"], row.get("id") or "", row["offsets"][0],
+            return [row["index"], describe_unit(row), row.get("id") or "", row["offsets"][0],
                     row["delta"], row["verdict"], row["footprint_pixels"], flags_text(row),
                     -1.0 if row.get("purity") is None else row["purity"],
                     row.get("primary") or ""][col]
@@ -72,8 +75,7 @@ class UnitTableModel(QAbstractTableModel):
             if col == 0:
                 return str(row["index"])
             if col == 1:
-                tag = row["tag"]
-                return f"{tag}[{row['subpath']}]" if row.get("subpath") is not None else tag
+                return describe_unit(row)
             if col == 2:
                 return row.get("id") or ""
             if col == 3:

@@ -17,6 +17,8 @@ from PyQt6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHe
                              QPushButton, QSplitter, QTableView, QTabWidget, QTextEdit,
                              QToolBar, QVBoxLayout, QWidget, QAbstractItemView, QScrollArea)
 
+from svgloo.engine.loo import CHANGED_THRESHOLD
+
 from .edits import FileSession
 from .images import ImageView, heat_overlay, nonzero_box
 from .marks import MAX_OUTLINES, density_rgba, finding_marks
@@ -37,7 +39,8 @@ METRIC_HELP = {
 }
 MAX_RECENT = 10
 LONG_LINE = 200  # source lines longer than this are cut in the source view
-CHANGED = 12 / 255
+# A footprint is |change| / 255; the engine counts a pixel changed above this (loo.py).
+CHANGED = CHANGED_THRESHOLD / 255
 _LINES = re.compile(r"\r\n|\r|\n")  # the engine's line breaks
 
 

@@ -24,6 +24,7 @@ from svgloo.structure.metrics import DEFINITIONS, attribution_row, compute_metri
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet, extract_units
 from svgloo.engine.workers import RenderPool, shared_pool
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 SCHEMA = "svgloo.structure/1"
 CONCEPT_SOURCES = ("auto", "author", "labels", "regions", "vlm")
@@ -52,7 +53,7 @@ class StructureSettings:
     masks_dir: str | None = None
     definitions: str = "paper"
     subpaths: bool = False
-    size: int = 384
+    size: int = DEFAULT_RENDER_SIZE
     method: str = "fast"
     limits: Limits = field(default=DEFAULT_LIMITS)
     device: str | None = None          # for model plugins (vlm, clipseg)
