@@ -30,6 +30,7 @@ import numpy as np
 
 from svgloo.engine.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
 
@@ -243,7 +244,7 @@ def prove_set(prover: Prover, units: Iterable[int],
                         checked_line(prover.sizes), dropped, tuple(sorted(undecided)))
 
 
-def check_removal(us: UnitSet, units: Iterable[int], size: int = 384,
+def check_removal(us: UnitSet, units: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                   should_stop: Callable[[], bool] | None = None,
                   allowed: Mapping[int, int] | None = None) -> RemovalCheck:
@@ -283,7 +284,7 @@ def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def check_speck_removal(us: UnitSet, units: Iterable[int], allowed: Mapping[int, int],
-                        size: int = 384, limits: Limits = DEFAULT_LIMITS,
+                        size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFAULT_LIMITS,
                         pool: RenderPool | None = None,
                         should_stop: Callable[[], bool] | None = None) -> RemovalCheck:
     """Removing units that are *meant* to change the picture a little (specks: stray
@@ -338,7 +339,7 @@ def check_speck_removal(us: UnitSet, units: Iterable[int], allowed: Mapping[int,
                         "white) than the units change one at a time")
 
 
-def check_removal_text(text: str, name: str, units: Iterable[int], size: int = 384,
+def check_removal_text(text: str, name: str, units: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
                        subpaths: bool = True, limits: Limits = DEFAULT_LIMITS,
                        pool: RenderPool | None = None,
                        should_stop: Callable[[], bool] | None = None,
@@ -402,7 +403,7 @@ class ProofResult:
     seconds: float
 
 
-def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = 384,
+def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
                    limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                    should_stop: Callable[[], bool] | None = None,
                    over_white: dict[int, int] | None = None) -> ProofResult:
