@@ -1,11 +1,16 @@
 """Quick fixes: remove a unit, remove every unit with no visible effect, split a compound
 path. Every fix is computed from the document's *current* text (re-parsed here) after
 checking that the unit the diagnostic was about is still there, and is returned as a
-versioned workspace edit, so a client never applies it to newer text."""
+versioned workspace edit, so a client never applies it to newer text.
+
+``quick_fixes`` is the code-action request's logic (which fix each diagnostic gets); the
+server only hands it the request's diagnostics and, for group diagnostics, the engine's
+removal proofs (``group_proof_requests``), which need rendering."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from lsprotocol import types
 
@@ -15,7 +20,7 @@ from svgloo.engine.errors import SvglooError
 from svgloo.engine.pathdata import standalone_subpath
 from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
 
-from .convert import LineIndex, text_hash
+from .convert import SOURCE, DiagnosticCode, LineIndex, text_hash
 
 _ID_ATTR = re.compile(r"""(\sid\s*=\s*)(["'])(.*?)\2""", re.S)
 
@@ -80,7 +85,7 @@ def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
     edit = removal_edit(us, u.index)
     title = f"Remove {describe_unit(unit_row_names(u))}"  # the unit's name in the message
     return _action(title, uri, version, [edit], lines, [diagnostic], versioned,
-                   preferred=diagnostic.code == "harmful")
+                   preferred=diagnostic.code == DiagnosticCode.HARMFUL)
 
 
 def invisible_units(us: UnitSet, result: dict) -> list[int]:
@@ -150,13 +155,14 @@ def group_allowance(members: list, data: dict) -> dict[int, int] | None:
     """The pixels each member may change in a removal proof: its own footprint when the
     diagnostic was computed (a speck draws a little). None for units with no visible
     effect: their removal takes the engine's full proof (two renderers, alpha, 4/255)."""
-    if data.get("group") == "invisible":
+    if data.get("group") == DiagnosticCode.INVISIBLE:
         return None
     return {u.index: int(fp) for u, fp in zip(members, data.get("footprints") or [])}
 
 
-GROUP_NOUNS = {"speck": "specks", "invisible": "units with no visible effect",
-               "mostly_hidden": "mostly hidden units"}
+GROUP_NOUNS = {DiagnosticCode.SPECK: "specks",
+               DiagnosticCode.INVISIBLE: "units with no visible effect",
+               DiagnosticCode.MOSTLY_HIDDEN: "mostly hidden units"}
 
 
 def remove_group_action(uri: str, version, lines: LineIndex, us: UnitSet, members: list,
@@ -170,7 +176,8 @@ def remove_group_action(uri: str, version, lines: LineIndex, us: UnitSet, member
     edits = edits_keeping(us, {u.index for u in us.units} - removable)
     noun = GROUP_NOUNS.get(str(diagnostic.code), "units")
     n, k = len(members), len(removable)
-    proof = ("proven by rendering: the picture stays the same" if diagnostic.code == "invisible"
+    proof = ("proven by rendering: the picture stays the same"
+             if diagnostic.code == DiagnosticCode.INVISIBLE
              else "proven by rendering: nothing else changes")
     if k == n:
         title = f"Remove these {n} {noun} ({proof})"
@@ -258,6 +265,88 @@ def split_path_action(uri: str, version, lines: LineIndex, us: UnitSet,
                 return None
             n = len(us.splits[i].subpaths)
             return _action(f"Split compound path into {n} separate paths", uri, version,
-                           [edit], lines, [diagnostic], versioned,
-                           )
+                           [edit], lines, [diagnostic], versioned)
     return None
+
+
+# --- a code-action request: which fix each diagnostic gets -----------------------------
+
+# The codes whose diagnostic is about one unit that its own fix removes.
+REMOVABLE_CODES = (DiagnosticCode.HARMFUL, DiagnosticCode.INVISIBLE, DiagnosticCode.SPECK,
+                   DiagnosticCode.MOSTLY_HIDDEN)
+
+
+def requested_diagnostics(diagnostics: list[types.Diagnostic],
+                          rng: types.Range) -> list[types.Diagnostic]:
+    """svgloo's own diagnostics (with fix data) that a code-action request at ``rng`` is
+    about, innermost first (``diagnostics_in_range``)."""
+    return diagnostics_in_range([d for d in diagnostics
+                                 if d.source == SOURCE and isinstance(d.data, dict)], rng)
+
+
+@dataclass(frozen=True)
+class GroupProofRequest:
+    """A group diagnostic's members to prove removable together (engine
+    ``removal.check_removal`` with ``allowed`` pixels each), for ``quick_fixes``."""
+
+    position: int                  # of the diagnostic in the request's list
+    members: list
+    allowed: dict[int, int] | None
+
+    @property
+    def candidates(self) -> list[int]:
+        return [u.index for u in self.members]
+
+
+def group_proof_requests(us: UnitSet, lines: LineIndex,
+                         diagnostics: list[types.Diagnostic]) -> list[GroupProofRequest]:
+    """The removal proofs the group diagnostics among ``diagnostics`` need, in order; a
+    group whose members' text changed needs none (it gets no fix)."""
+    out = []
+    for position, d in enumerate(diagnostics):
+        if "group" not in d.data:
+            continue
+        members = group_units(us, lines, d.data)
+        if members:
+            out.append(GroupProofRequest(position, members, group_allowance(members, d.data)))
+    return out
+
+
+def quick_fixes(uri: str, version, lines: LineIndex, us: UnitSet,
+                diagnostics: list[types.Diagnostic], group_checks: dict[int, object],
+                result: dict | None, versioned: bool = True) -> list[types.CodeAction]:
+    """The code actions for ``diagnostics`` (``requested_diagnostics``) on the current
+    text: a group diagnostic's proven removal (``group_checks``: position in
+    ``diagnostics`` -> the engine's ``RemovalCheck`` of its ``GroupProofRequest``, absent
+    when not proven), one unit's removal, a compound path's split; and, for units with no
+    visible effect, the removal of all of them that scoring proved together (``result``:
+    the stored result, None unless computed on this text), unless a group's fix is
+    exactly that. One action per title, the preferred fix first."""
+    requests = {r.position: r for r in group_proof_requests(us, lines, diagnostics)}
+    out = []
+    for position, d in enumerate(diagnostics):
+        if "group" in d.data:
+            request, check = requests.get(position), group_checks.get(position)
+            a = (remove_group_action(uri, version, lines, us, request.members, check, d,
+                                     versioned)
+                 if request is not None and check is not None else None)
+        elif d.code in REMOVABLE_CODES:
+            a = remove_unit_action(uri, version, lines, us, d, versioned)
+        elif d.code == DiagnosticCode.LOW_PURITY:
+            a = split_path_action(uri, version, lines, us, d, versioned)
+        else:
+            a = None
+        if a is not None:
+            out.append(a)
+    invisible = [d for d in diagnostics if d.code == DiagnosticCode.INVISIBLE]
+    if invisible and result is not None:
+        # The engine proved the bulk set while scoring (engine proof.py, bulk_removal).
+        check = bulk_check(us, result)
+        covered = check is not None and any(
+            sorted(d.data.get("units", [])) == list(check.removable) for d in invisible
+            if "group" in d.data)  # the group's own fix is this one
+        if check is not None and not covered:
+            a = remove_invisible_action(uri, version, lines, us, check, invisible, versioned)
+            if a is not None:
+                out.append(a)
+    return preferred_first(unique(out))

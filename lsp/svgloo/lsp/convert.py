@@ -17,6 +17,7 @@ import math
 import hashlib
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from lsprotocol import types
 
@@ -31,6 +32,26 @@ UTF32 = "utf-32"
 SOURCE = "svgloo"
 PURITY_THRESHOLD = 0.6
 MAX_DIAGNOSTICS = 50   # per document, the summary included (docs/lsp.md)
+
+
+class DiagnosticCode(str, Enum):
+    """The ``code`` of every svgloo diagnostic, as it goes over the wire (editors' filters
+    and the quick fixes match these strings). A refusal's code is the engine error's class
+    name instead (``refusal_diagnostic``), which is not listed here."""
+
+    HARMFUL = "harmful"
+    INVISIBLE = "invisible"              # removal proven by rendering (engine proof.py)
+    SPECK = "speck"                      # engine findings.py kinds
+    MOSTLY_HIDDEN = "mostly_hidden"
+    UNVERIFIED = "unverified"            # looks invisible, removal not provable
+    RENDERERS_DIFFER = "renderers-differ"
+    LOW_PURITY = "low-purity"            # structure analysis
+    MORE = "more"                        # the cap's summary
+
+    # str() and f-strings give the wire value on every Python (3.11 changed str() of a
+    # str-mixin Enum to "DiagnosticCode.HARMFUL").
+    __str__ = str.__str__
+    __format__ = str.__format__
 
 # The LSP's line terminators (the same ones Document.position uses).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -169,15 +190,15 @@ def fix_data(row: UnitRow, lines: LineIndex, version: int | None) -> UnitFixData
 
 
 # engine/svgloo/engine/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
-FINDING_SEVERITY = {"speck": types.DiagnosticSeverity.Information,
-                    "mostly_hidden": types.DiagnosticSeverity.Hint}
+FINDING_SEVERITY = {DiagnosticCode.SPECK: types.DiagnosticSeverity.Information,
+                    DiagnosticCode.MOSTLY_HIDDEN: types.DiagnosticSeverity.Hint}
 
 # --- how many diagnostics a document gets (docs/lsp.md, "Grouping and the cap") ----------
 # Findings of one kind are grouped: the units of one element (a compound path's subpaths)
 # into one diagnostic on that element, and once ROLLUP_MIN elements have the same finding,
 # all of that kind into one diagnostic on the root <svg>. Each member is listed in the
 # diagnostic's relatedInformation (up to MAX_RELATED) and its quick fix removes them all.
-GROUPED_KINDS = ("speck", "invisible", "mostly_hidden")
+GROUPED_KINDS = (DiagnosticCode.SPECK, DiagnosticCode.INVISIBLE, DiagnosticCode.MOSTLY_HIDDEN)
 ROLLUP_MIN = 10
 # Specks are strays when they are few. TEXTURE_MIN of them in one path, or in one document,
 # are a drawing's grain, stipple, chalk or fine detail: one Hint, never "stray?".
@@ -202,7 +223,7 @@ def invisible_rule(result: dict) -> str:
 class UnitFinding:
     """One unit's finding of one kind, before grouping."""
 
-    kind: str          # "speck", "invisible" or "mostly_hidden"
+    kind: str          # a DiagnosticCode: SPECK, INVISIBLE or MOSTLY_HIDDEN
     row: UnitRow       # the svgloo.score/1 unit row
     message: str       # the single-unit diagnostic's message
     detail: dict       # the engine's finding (empty for "invisible")
@@ -223,7 +244,7 @@ def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitF
         removal = row.get("removal") or {}
         if options.invisible and removal.get("status") == "proven":
             # The engine's proof (engine proof.py) says exactly what was checked.
-            out.append(UnitFinding("invisible", row,
+            out.append(UnitFinding(DiagnosticCode.INVISIBLE, row,
                                    f"{what} has no visible effect: {removal.get('reason', '')}",
                                    {}))
     return out
@@ -257,7 +278,7 @@ def group_message(kind: str, members: list[UnitFinding], where: str | None,
     whose subpaths these are, or None for separate elements across the document."""
     n = len(members)
     things = f"subpaths of {where}" if where else "elements"
-    if kind == "speck":
+    if kind == DiagnosticCode.SPECK:
         speck = members[0].detail
         limit = (f"at most {float(speck['threshold']):.4%} of the canvas each"
                  if "threshold" in speck else "a tiny share of the canvas each")
@@ -270,7 +291,7 @@ def group_message(kind: str, members: list[UnitFinding], where: str | None,
         return (f"{n} specks in {where or 'separate elements'} (each visible on "
                 f"{_pixels_span(members)}, {limit}): stray points or slivers?",
                 types.DiagnosticSeverity.Information)
-    if kind == "mostly_hidden":
+    if kind == DiagnosticCode.MOSTLY_HIDDEN:
         threshold = members[0].detail.get("threshold")
         share = f"at least {float(threshold):.0%}" if threshold is not None else "most"
         return (f"{n} {things} are mostly hidden ({share} of what each draws alone is "
@@ -292,7 +313,7 @@ def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
     """What the group's quick fix needs: every member's unit, span and the pixels it
     changes alone (a removal proof allows the set no more), and one hash over their text."""
     offsets = [list(m.row["offsets"]) for m in members]
-    return {"group": kind, "units": [m.row["index"] for m in members], "offsets": offsets,
+    return {"group": str(kind), "units": [m.row["index"] for m in members], "offsets": offsets,
             "kinds": [m.row.get("kind", "element") for m in members],
             "footprints": [int(m.row.get("footprint_pixels", 0)) for m in members],
             "version": version,
@@ -311,9 +332,11 @@ def group_diagnostic(kind: str, members: list[UnitFinding], where: str | None,
         if len(members) > MAX_RELATED:
             message += f" ({MAX_RELATED} of the {len(members)} are listed)"
     return types.Diagnostic(
-        range=rng, severity=severity, source=SOURCE, code=kind, message=message,
+        range=rng, severity=severity, source=SOURCE, code=DiagnosticCode(kind),
+        message=message,
         related_information=related,
-        tags=[types.DiagnosticTag.Unnecessary] if kind == "invisible" and where else None,
+        tags=([types.DiagnosticTag.Unnecessary]
+              if kind == DiagnosticCode.INVISIBLE and where else None),
         data=group_data(kind, members, lines, version))
 
 
@@ -338,7 +361,8 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
             delta = float(row["delta"])
             out.append(types.Diagnostic(
                 range=lines.engine_range(*row["offsets"]),
-                severity=types.DiagnosticSeverity.Warning, source=SOURCE, code="harmful",
+                severity=types.DiagnosticSeverity.Warning, source=SOURCE,
+                code=DiagnosticCode.HARMFUL,
                 message=(f"{describe_unit(row)} is harmful: delta {delta:+.4f} (removing it "
                          f"brings the picture {-delta:.4f} closer to the reference, {ref})"),
                 data=fix_data(row, lines, version)))
@@ -365,8 +389,9 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
             out.append(types.Diagnostic(
                 range=lines.engine_range(*f.row["offsets"]),
                 severity=FINDING_SEVERITY.get(kind, types.DiagnosticSeverity.Hint),
-                source=SOURCE, code=kind, message=f.message,
-                tags=[types.DiagnosticTag.Unnecessary] if kind == "invisible" else None,
+                source=SOURCE, code=DiagnosticCode(kind), message=f.message,
+                tags=([types.DiagnosticTag.Unnecessary]
+                      if kind == DiagnosticCode.INVISIBLE else None),
                 data=fix_data(f.row, lines, version)))
     if options.invisible:
         out.extend(unverified_diagnostics(rows, lines, result.get("render_size")))
@@ -384,7 +409,7 @@ def unverified_diagnostics(rows: list[dict], lines: LineIndex, size) -> list[typ
             continue
         out.append(types.Diagnostic(
             range=lines.engine_range(*row["offsets"]), severity=types.DiagnosticSeverity.Hint,
-            source=SOURCE, code="unverified",
+            source=SOURCE, code=DiagnosticCode.UNVERIFIED,
             message=f"{describe_unit(row)} looks invisible to CairoSVG at {size} px, but "
                     f"svgloo cannot vouch for that: {removal.get('reason', '')}"))
     return out
@@ -410,9 +435,10 @@ def capped(diagnostics: list[types.Diagnostic], lines: LineIndex,
     what = ", ".join(f"{n} {code}" for code, n in sorted(kinds.items(), key=lambda t: -t[1]))
     summary = types.Diagnostic(
         range=root_range(lines), severity=types.DiagnosticSeverity.Information, source=SOURCE,
-        code="more", message=f"{len(left)} more svgloo diagnostics not shown ({what}): at most "
-        f"{limit} per document (setting svgloo.diagnostics.maxPerDocument); `svgloo score` "
-        "lists every unit")
+        code=DiagnosticCode.MORE,
+        message=f"{len(left)} more svgloo diagnostics not shown ({what}): at most {limit} "
+        "per document (setting svgloo.diagnostics.maxPerDocument); `svgloo score` lists "
+        "every unit")
     return [diagnostics[i] for i in keep] + [summary]
 
 
@@ -439,7 +465,7 @@ def disagreement_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagn
     spots = [tuple(e["offsets"]) for e in differ.get("named", [])] or [(0, 0)]
     return [types.Diagnostic(range=lines.engine_range(start, end),
                              severity=types.DiagnosticSeverity.Information, source=SOURCE,
-                             code="renderers-differ", message=message)
+                             code=DiagnosticCode.RENDERERS_DIFFER, message=message)
             for start, end in spots]
 
 
@@ -488,7 +514,7 @@ def purity_diagnostics(rows: list[dict], lines: LineIndex, options: DiagnosticOp
                 "hash": text_hash(lines.engine_slice(start, end)), "purity": float(purity)}
         out.append(types.Diagnostic(
             range=lines.engine_range(start, end), severity=types.DiagnosticSeverity.Information,
-            source=SOURCE, code="low-purity", data=data,
+            source=SOURCE, code=DiagnosticCode.LOW_PURITY, data=data,
             # rounded down: a purity of 0.598 must not read "0.60 (< 0.6)"
             message=f"element mixes concepts {mixed}; purity "
                     f"{math.floor(float(purity) * 100) / 100:.2f} "

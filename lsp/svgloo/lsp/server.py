@@ -1,5 +1,10 @@
 """The svgloo language server (pygls 2.x): registers features and translates.
 
+The handlers (end of this module) are module-level functions that pygls calls with the
+server; they only translate between LSP and the server's per-document state
+(``SvglooServer``, ``DocState``), ``actions`` (which code actions) and ``convert`` (LSP
+objects). ``create_server`` registers them.
+
 Scoring is the engine's (``svgloo.engine.score.score_text``, in a thread so the event
 loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
 ``useDaemon`` is on and one can be reached); ``convert`` turns results into LSP objects
@@ -28,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -159,11 +165,16 @@ class SvglooServer(LanguageServer):
         self.shutting_down = False
 
     # --- client capabilities ----------------------------------------------------------
-    def _cap(self, *path, default=None):
-        obj: Any = self.client_capabilities
-        for name in path:
-            obj = getattr(obj, name, None) if obj is not None else None
-        return default if obj is None else obj
+    def client_supports(self, field: str):
+        """A client capability by its dotted path (pygls' ``get_capability``), None when
+        the client did not say."""
+        return get_capability(self.client_capabilities, field)
+
+    @property
+    def versioned_edits(self) -> bool:
+        """Quick fixes as versioned ``documentChanges`` unless the client says it cannot
+        take them (then a plain ``changes`` map)."""
+        return self.client_supports("workspace.workspace_edit.document_changes") is not False
 
     @property
     def encoding(self) -> str:
@@ -323,7 +334,7 @@ class SvglooServer(LanguageServer):
             st.published = key
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=uri, version=st.version, diagnostics=diagnostics))
-        if self._cap("workspace", "code_lens", "refresh_support"):
+        if self.client_supports("workspace.code_lens.refresh_support"):
             self.workspace_code_lens_refresh(None)
 
     def fresh_state(self, uri: str) -> DocState | None:
@@ -356,7 +367,7 @@ class SvglooServer(LanguageServer):
 
     # --- progress -----------------------------------------------------------------------
     async def _progress_begin(self, title: str):
-        if not self._cap("window", "work_done_progress"):
+        if not self.client_supports("window.work_done_progress"):
             return None
         token = f"svgloo-{uuid.uuid4().hex[:12]}"
         try:
@@ -372,7 +383,7 @@ class SvglooServer(LanguageServer):
 
     # --- settings -----------------------------------------------------------------------
     async def pull_configuration(self) -> None:
-        if not self._cap("workspace", "configuration"):
+        if not self.client_supports("workspace.configuration"):
             return
         try:
             answer = await asyncio.wait_for(self.workspace_configuration_async(
@@ -395,6 +406,35 @@ class SvglooServer(LanguageServer):
                     type=types.MessageType.Warning,
                     message=f"svgloo: setting ignored, the default is used: {problem}"))
         return settings
+
+    async def reconfigure(self, pushed: Any) -> None:
+        """Apply a ``workspace/didChangeConfiguration`` (its ``settings``, when the client
+        pushes our section, then a pull) and rescore the open documents if anything
+        changed (editors send one right after ``initialized``: then nothing is redone)."""
+        before = self.settings
+        if isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
+            self.settings = self.settings_from(self.base_settings, pushed[SECTION])
+        await self.pull_configuration()
+        if self.settings == before:
+            return
+        for uri in list(self.docs):
+            if self.current(uri) is not None:
+                self.schedule(uri, 0)
+
+    def close(self, uri: str) -> None:
+        """Forget a closed document: stop its work, release its waiters, clear its
+        diagnostics."""
+        st = self.docs.pop(uri, None)
+        if st is not None:
+            if st.task is not None:
+                st.task.cancel()
+            if st.cancel is not None:
+                st.cancel.set()
+            for fut in st.waiters:
+                if not fut.done():
+                    fut.set_result(None)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, diagnostics=[]))
 
     # --- ending -------------------------------------------------------------------------
     def cancel_all(self) -> None:
@@ -504,209 +544,185 @@ def _structure_in_process(text: str, name: str, size: int, progress=None):
     return run.result, spans
 
 
-# --- features -----------------------------------------------------------------------------
+# --- features: module-level handlers that only translate ---------------------------------
+# pygls passes the server (``ls``) to each; what they do is the server's methods' (state,
+# scheduling, settings), ``actions``' (code actions) and ``convert``'s (LSP objects).
+# Edits are debounced in ``SvglooServer.schedule`` (``DEBOUNCE_S``), and only there.
+
+def guarded(default=None):
+    """Log a handler's failure and answer ``default``: the server never dies on one
+    request."""
+    def wrap(fn):
+        async def handler(ls, params):
+            try:
+                return await fn(ls, params)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - log and carry on
+                log.exception("svgloo: %s failed", fn.__name__)
+                return default
+        handler.__name__ = fn.__name__
+        handler.__doc__ = fn.__doc__
+        return handler
+    return wrap
+
+
+@guarded()
+async def initialize(ls: SvglooServer, params: types.InitializeParams):
+    ls.config_ready = asyncio.Event()
+    ls.base_settings = ls.settings_from(Settings(), params.initialization_options)
+    ls.settings = ls.base_settings
+    ls.watch_client(params.process_id)
+
+
+@guarded()
+async def initialized(ls: SvglooServer, params: types.InitializedParams):
+    try:
+        await ls.pull_configuration()
+    finally:
+        ls.config_ready.set()
+
+
+@guarded()
+async def shutdown(ls: SvglooServer, params):
+    ls.cancel_all()
+
+
+def exit_now(ls: SvglooServer, params):
+    # 0 after a shutdown request, 1 otherwise (the protocol's rule).
+    ls.hard_exit(0 if ls.shutting_down else 1)
+
+
+@guarded()
+async def did_change_configuration(ls: SvglooServer,
+                                   params: types.DidChangeConfigurationParams):
+    await ls.reconfigure(getattr(params, "settings", None))
+
+
+@guarded()
+async def did_open(ls: SvglooServer, params: types.DidOpenTextDocumentParams):
+    ls.schedule(params.text_document.uri, 0)
+
+
+@guarded()
+async def did_change(ls: SvglooServer, params: types.DidChangeTextDocumentParams):
+    ls.schedule(params.text_document.uri)  # debounced
+
+
+@guarded()
+async def did_save(ls: SvglooServer, params: types.DidSaveTextDocumentParams):
+    ls.schedule(params.text_document.uri, 0)
+
+
+@guarded()
+async def did_close(ls: SvglooServer, params: types.DidCloseTextDocumentParams):
+    ls.close(params.text_document.uri)
+
+
+@guarded([])
+async def code_action(ls: SvglooServer, params: types.CodeActionParams):
+    uri = params.text_document.uri
+    snapshot = ls.current(uri)
+    if snapshot is None:
+        return []
+    version, text = snapshot
+    ours = actions.requested_diagnostics(params.context.diagnostics, params.range)
+    if not ours:
+        return []
+    us = actions.current_units(text, fs_name(uri))
+    if us is None:
+        return []
+    lines = LineIndex(text, ls.encoding)
+    checks = {}
+    for request in actions.group_proof_requests(us, lines, ours):
+        check = await ls.prove_removal(ls.state(uri), text, request.candidates,
+                                       request.allowed)
+        if check is not None:
+            checks[request.position] = check
+    st = ls.fresh_state(uri)
+    return actions.quick_fixes(uri, version, lines, us, ours, checks,
+                               st.result if st is not None else None, ls.versioned_edits)
+
+
+@guarded(None)
+async def hover(ls: SvglooServer, params: types.HoverParams):
+    st = ls.fresh_state(params.text_document.uri)
+    if st is None or st.result is None:
+        return None
+    lines = LineIndex(st.text, ls.encoding)
+    offset = lines.offset(params.position) - lines.base
+    rows = [r for r in st.result.get("units", [])
+            if r["offsets"][0] <= offset < r["offsets"][1]]
+    if not rows:
+        return None
+    row = min(rows, key=lambda r: r["offsets"][1] - r["offsets"][0])  # the innermost
+    srow = None
+    if st.structure is not None:
+        for s in structure_rows(st.structure, st.structure_spans):
+            if s["offsets"][0] <= row["offsets"][0] and row["offsets"][1] <= s["offsets"][1]:
+                srow = s
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                     value=hover_markdown(row, srow, st.result)),
+        range=lines.engine_range(*row["offsets"]))
+
+
+@guarded([])
+async def code_lens(ls: SvglooServer, params: types.CodeLensParams):
+    uri = params.text_document.uri
+    st = ls.fresh_state(uri)
+    if st is None or st.result is None:
+        return []
+    lines = LineIndex(st.text, ls.encoding)
+    root = actions.current_units(st.text, "<lens>", subpaths=False)
+    if root is None or not root.doc.elements:
+        return []
+    el = root.doc.elements[0]
+    rng = lines.engine_range(el.start, el.start_tag_end)
+    titles = [summary_title(st.result)]
+    if st.structure is not None:
+        titles.append(metrics_title(st.structure))
+    return [types.CodeLens(range=rng, command=types.Command(
+        title=title, command=SUMMARY_COMMAND, arguments=[uri])) for title in titles]
+
+
+async def show_summary(ls: SvglooServer, uri=None):
+    try:
+        uri = uri if isinstance(uri, str) else None
+        st = ls.docs.get(uri) if uri else None
+        if st is not None and st.result is not None:
+            ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Info, message=summary_title(st.result)))
+    except Exception:  # noqa: BLE001
+        log.exception("svgloo: %s failed", SUMMARY_COMMAND)
+    return None
+
+
+# (method, its registration options, handler). pygls derives the server's capabilities
+# from these registrations (and the text document sync kind given to the server).
+FEATURES = [
+    (types.INITIALIZE, None, initialize),
+    (types.INITIALIZED, None, initialized),
+    (types.SHUTDOWN, None, shutdown),
+    (types.EXIT, None, exit_now),
+    (types.WORKSPACE_DID_CHANGE_CONFIGURATION, None, did_change_configuration),
+    (types.TEXT_DOCUMENT_DID_OPEN, None, did_open),
+    (types.TEXT_DOCUMENT_DID_CHANGE, None, did_change),
+    (types.TEXT_DOCUMENT_DID_SAVE, None, did_save),
+    (types.TEXT_DOCUMENT_DID_CLOSE, None, did_close),
+    (types.TEXT_DOCUMENT_CODE_ACTION,
+     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]), code_action),
+    (types.TEXT_DOCUMENT_HOVER, None, hover),
+    (types.TEXT_DOCUMENT_CODE_LENS, None, code_lens),
+]
+COMMANDS = {SUMMARY_COMMAND: show_summary}
+
 
 def create_server() -> SvglooServer:
+    """A server with every feature and command registered."""
     server = SvglooServer()
-
-    def guarded(default=None):
-        def wrap(fn):
-            async def handler(ls, params):
-                try:
-                    return await fn(ls, params)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:  # noqa: BLE001 - log and carry on
-                    log.exception("svgloo: %s failed", fn.__name__)
-                    return default
-            handler.__name__ = fn.__name__
-            return handler
-        return wrap
-
-    @server.feature(types.INITIALIZE)
-    @guarded()
-    async def initialize(ls: SvglooServer, params: types.InitializeParams):
-        ls.config_ready = asyncio.Event()
-        ls.base_settings = ls.settings_from(Settings(), params.initialization_options)
-        ls.settings = ls.base_settings
-        ls.watch_client(params.process_id)
-
-    @server.feature(types.SHUTDOWN)
-    @guarded()
-    async def shutdown(ls: SvglooServer, params):
-        ls.cancel_all()
-
-    @server.feature(types.EXIT)
-    def exit_now(ls: SvglooServer, params):
-        # 0 after a shutdown request, 1 otherwise (the protocol's rule).
-        ls.hard_exit(0 if ls.shutting_down else 1)
-
-    @server.feature(types.INITIALIZED)
-    @guarded()
-    async def initialized(ls: SvglooServer, params):
-        try:
-            await ls.pull_configuration()
-        finally:
-            ls.config_ready.set()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    @guarded()
-    async def did_change_configuration(ls: SvglooServer, params):
-        before = ls.settings
-        settings = getattr(params, "settings", None)
-        if isinstance(settings, dict) and isinstance(settings.get(SECTION), dict):
-            ls.settings = ls.settings_from(ls.base_settings, settings[SECTION])
-        await ls.pull_configuration()
-        if ls.settings == before:
-            return  # editors send this right after `initialized`: nothing to redo
-        for uri in list(ls.docs):
-            if ls.current(uri) is not None:
-                ls.schedule(uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    @guarded()
-    async def did_open(ls: SvglooServer, params: types.DidOpenTextDocumentParams):
-        ls.schedule(params.text_document.uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    @guarded()
-    async def did_change(ls: SvglooServer, params: types.DidChangeTextDocumentParams):
-        ls.schedule(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    @guarded()
-    async def did_save(ls: SvglooServer, params: types.DidSaveTextDocumentParams):
-        ls.schedule(params.text_document.uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    @guarded()
-    async def did_close(ls: SvglooServer, params: types.DidCloseTextDocumentParams):
-        st = ls.docs.pop(params.text_document.uri, None)
-        if st is not None:
-            if st.task is not None:
-                st.task.cancel()
-            if st.cancel is not None:
-                st.cancel.set()
-            for fut in st.waiters:
-                if not fut.done():
-                    fut.set_result(None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=params.text_document.uri, diagnostics=[]))
-
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix]))
-    @guarded([])
-    async def code_action(ls: SvglooServer, params: types.CodeActionParams):
-        uri = params.text_document.uri
-        snapshot = ls.current(uri)
-        if snapshot is None:
-            return []
-        version, text = snapshot
-        ours = actions.diagnostics_in_range(
-            [d for d in params.context.diagnostics if d.source == "svgloo"
-             and isinstance(d.data, dict)], params.range)
-        if not ours:
-            return []
-        us = actions.current_units(text, fs_name(uri))
-        if us is None:
-            return []
-        lines = LineIndex(text, ls.encoding)
-        versioned = ls._cap("workspace", "workspace_edit", "document_changes") is not False
-        out = []
-        for d in ours:
-            if "group" in d.data:
-                a = await group_fix(ls, uri, version, text, lines, us, d, versioned)
-            elif d.code in ("harmful", "invisible", "speck", "mostly_hidden"):
-                a = actions.remove_unit_action(uri, version, lines, us, d, versioned)
-            elif d.code == "low-purity":
-                a = actions.split_path_action(uri, version, lines, us, d, versioned)
-            else:
-                a = None
-            if a is not None:
-                out.append(a)
-        st = ls.fresh_state(uri)
-        invisible = [d for d in ours if d.code == "invisible"]
-        if invisible and st is not None and st.result is not None:
-            # The engine proved the bulk set while scoring (engine proof.py, bulk_removal).
-            check = actions.bulk_check(us, st.result)
-            covered = check is not None and any(
-                sorted(d.data.get("units", [])) == list(check.removable) for d in invisible
-                if "group" in d.data)  # the group's own fix is this one
-            if check is not None and not covered:
-                a = actions.remove_invisible_action(uri, version, lines, us, check,
-                                                    invisible, versioned)
-                if a is not None:
-                    out.append(a)
-        return actions.preferred_first(actions.unique(out))
-
-    async def group_fix(ls: SvglooServer, uri, version, text, lines, us, d, versioned):
-        """The fix of a grouped diagnostic: remove every member the engine's proof lets
-        go (each may change only the pixels it changes alone)."""
-        members = actions.group_units(us, lines, d.data)
-        if not members:
-            return None
-        check = await ls.prove_removal(ls.state(uri), text, [u.index for u in members],
-                                       actions.group_allowance(members, d.data))
-        if check is None:
-            return None
-        return actions.remove_group_action(uri, version, lines, us, members, check, d,
-                                           versioned)
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    @guarded(None)
-    async def hover(ls: SvglooServer, params: types.HoverParams):
-        uri = params.text_document.uri
-        st = ls.fresh_state(uri)
-        if st is None or st.result is None:
-            return None
-        lines = LineIndex(st.text, ls.encoding)
-        offset = lines.offset(params.position) - lines.base
-        rows = [r for r in st.result.get("units", [])
-                if r["offsets"][0] <= offset < r["offsets"][1]]
-        if not rows:
-            return None
-        row = min(rows, key=lambda r: r["offsets"][1] - r["offsets"][0])
-        srow = None
-        if st.structure is not None:
-            for s in structure_rows(st.structure, st.structure_spans):
-                if s["offsets"][0] <= row["offsets"][0] and row["offsets"][1] <= s["offsets"][1]:
-                    srow = s
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                         value=hover_markdown(row, srow, st.result)),
-            range=lines.engine_range(*row["offsets"]))
-
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    @guarded([])
-    async def code_lens(ls: SvglooServer, params: types.CodeLensParams):
-        st = ls.fresh_state(params.text_document.uri)
-        if st is None or st.result is None:
-            return []
-        lines = LineIndex(st.text, ls.encoding)
-        root = actions.current_units(st.text, "<lens>", subpaths=False)
-        if root is None or not root.doc.elements:
-            return []
-        el = root.doc.elements[0]
-        rng = lines.engine_range(el.start, el.start_tag_end)
-        lenses = [types.CodeLens(range=rng, command=types.Command(
-            title=summary_title(st.result), command=SUMMARY_COMMAND,
-            arguments=[params.text_document.uri]))]
-        if st.structure is not None:
-            lenses.append(types.CodeLens(range=rng, command=types.Command(
-                title=metrics_title(st.structure), command=SUMMARY_COMMAND,
-                arguments=[params.text_document.uri])))
-        return lenses
-
-    @server.command(SUMMARY_COMMAND)
-    async def show_summary(ls, uri=None):
-        try:
-            uri = uri if isinstance(uri, str) else None
-            st = ls.docs.get(uri) if uri else None
-            if st is not None and st.result is not None:
-                ls.window_show_message(types.ShowMessageParams(
-                    type=types.MessageType.Info, message=summary_title(st.result)))
-        except Exception:  # noqa: BLE001
-            log.exception("svgloo: %s failed", SUMMARY_COMMAND)
-        return None
-
+    for method, options, handler in FEATURES:
+        server.feature(method, options)(handler)
+    for name, handler in COMMANDS.items():
+        server.command(name)(handler)
     return server
