@@ -9,8 +9,8 @@ Pixels are exact: device scale factor 1, the viewport is exactly the grid of ima
 scrollbars, each SVG drawn by an ``<img>`` of ``size`` x ``size`` CSS px (so the document's
 own viewBox and preserveAspectRatio place the picture in that square, as svgloo's renderer
 does). The page background is transparent, so a screenshot carries alpha; ``over`` then
-composites it on any page colour. Many SVGs are drawn per screenshot (a grid of tiles)
-because a screenshot round trip costs far more than drawing one more icon.
+composites it on any page colour. Each SVG gets a page of its own size and a screenshot of
+its own (see _IMAGE_SCRIPT for why not a grid of many per screenshot).
 
 An ``<img>`` is how a web page embeds an SVG, and it is the browser's sandboxed mode: no
 scripts and no external files (``data:`` URLs do load). ``render_document`` instead opens a
@@ -43,10 +43,6 @@ import numpy as np
 # is not nothing on a dark page). The dark one is not black so that black shapes show too.
 WHITE = (255, 255, 255)
 DARK = (30, 30, 30)
-
-# Largest screenshot side; a grid of tiles is kept within it (Chromium's own limit is
-# 16384, but PNG encode/decode time grows with the area, and a big screenshot gains nothing).
-MAX_GRID_SIDE = 4096
 
 # Where Chromium is looked for when SVGLOO_CHROMIUM does not name it: Debian's real binary
 # first (its /usr/bin/chromium is a shell wrapper that also execs it), then the usual names.
@@ -278,33 +274,17 @@ class Chromium:
         return rgba
 
     def render(self, svgs: list[bytes], size: int) -> list[np.ndarray]:
-        """Each SVG drawn by an ``<img>`` at ``size`` x ``size`` px on a transparent page:
-        (size, size, 4) uint8 straight (not premultiplied) RGBA each, as PNG carries it.
-        An SVG the browser cannot load raises BrowserError naming its position."""
-        if not svgs:
-            return []
-        per_row = max(1, min(len(svgs), MAX_GRID_SIDE // size))
-        rows_per_shot = max(1, MAX_GRID_SIDE // size)
-        out: list[np.ndarray] = []
-        per_shot = per_row * rows_per_shot
-        for start in range(0, len(svgs), per_shot):
-            out += self._render_grid(svgs[start:start + per_shot], size, per_row, start)
+        """Each SVG drawn by an ``<img>`` at ``size`` x ``size`` px on a transparent page of
+        exactly that size: (size, size, 4) uint8 straight (not premultiplied) RGBA each, as
+        PNG carries it. An SVG the browser cannot load raises BrowserError naming it."""
+        self._viewport(size, size)
+        out = []
+        for k, svg in enumerate(svgs):
+            url = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+            if not self.evaluate(_IMAGE_SCRIPT % (json.dumps(url), size)):
+                raise BrowserError(f"Chromium could not load SVG number {k} of the batch")
+            out.append(self._screenshot(size, size))
         return out
-
-    def _render_grid(self, svgs: list[bytes], size: int, per_row: int,
-                     first: int) -> list[np.ndarray]:
-        rows = -(-len(svgs) // per_row)
-        width, height = size * min(per_row, len(svgs)), size * rows
-        self._viewport(width, height)
-        urls = ["data:image/svg+xml;base64," + base64.b64encode(s).decode() for s in svgs]
-        failed = self.evaluate(_GRID_SCRIPT % (json.dumps(urls), size, per_row))
-        if failed:
-            raise BrowserError(f"Chromium could not load SVG number {first + failed[0]} "
-                               f"of the batch ({len(failed)} failed)")
-        shot = self._screenshot(width, height)
-        return [shot[(k // per_row) * size:(k // per_row + 1) * size,
-                     (k % per_row) * size:(k % per_row + 1) * size].copy()
-                for k in range(len(svgs))]
 
     def render_document(self, path: str | os.PathLike, width: int, height: int) -> np.ndarray:
         """The file opened as the top-level document (external ``href``s beside it load),
@@ -375,31 +355,25 @@ class Chromium:
         self.close()
 
 
-# Lays the images out as a grid of exact tiles on a margin-free page; resolves once every
-# image is decoded (and two frames later, so the screenshot shows them), with the indices
-# of the images that failed to load (those are hidden, not drawn as a broken-image icon).
-_GRID_SCRIPT = r"""
+# One image on a margin-free page, replacing the last; resolves (true) once it is decoded
+# and two frames later, so the screenshot shows it, or false when it cannot be loaded.
+# One picture per screenshot, in a viewport of its own size: drawn several to a page (a grid
+# of tiles in a larger viewport), the same SVG came out antialiased differently from tile to
+# tile and from a page of its own size (edges moved by up to 100/255; a corpus icon), so
+# renders were only comparable with renders from the same place on a page of the same size.
+_IMAGE_SCRIPT = r"""
 (async () => {
-  const urls = %s, size = %d, perRow = %d;
+  const url = %s, size = %d;
   document.documentElement.style.cssText = 'margin:0;padding:0;background:transparent';
   document.body.style.cssText = 'margin:0;padding:0;background:transparent;overflow:hidden';
-  document.body.replaceChildren();
-  const imgs = urls.map((url, k) => {
-    const img = new Image(size, size);
-    img.style.cssText = `position:absolute;display:block;left:${(k %% perRow) * size}px;` +
-                        `top:${Math.floor(k / perRow) * size}px;width:${size}px;` +
-                        `height:${size}px;margin:0;border:0`;
-    img.src = url;
-    document.body.appendChild(img);
-    return img;
-  });
-  const settled = await Promise.allSettled(imgs.map(img => img.decode()));
-  const failed = [];
-  settled.forEach((s, k) => {
-    if (s.status !== 'fulfilled') { failed.push(k); imgs[k].style.visibility = 'hidden'; }
-  });
+  const img = new Image(size, size);
+  img.style.cssText = `display:block;width:${size}px;height:${size}px;margin:0;border:0`;
+  img.src = url;
+  document.body.replaceChildren(img);
+  let ok = true;
+  try { await img.decode(); } catch (e) { ok = false; img.style.visibility = 'hidden'; }
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-  return failed;
+  return ok;
 })()
 """
 

@@ -67,7 +67,7 @@ def render_pool():
 
 
 def _on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 @pytest.fixture(scope="session")

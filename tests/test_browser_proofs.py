@@ -1,0 +1,73 @@
+"""What svgloo proves removable leaves a real browser's picture unchanged, on every corpus file.
+
+Each corpus file is scored with the pixel backbone (self-analysis, the analysis size); every
+unit whose ``removal.status`` is "proven" is removed alone, with the editor's own quick-fix
+edit, and the ``bulk_removal`` set is removed at once, with the bulk fix's edits. Headless
+Chromium draws the file before and after each removal (tests/browser.py, one batch of
+renders per file); compared as premultiplied RGBA and on a white and a dark page, no pixel
+may move by more than the referee's tolerance (below). Files with nothing offered cost no
+browser time.
+
+The referee's tolerance is the proof's own, ``PROOF_TOLERANCE`` (/255 per channel, alpha
+included), plus ``REFEREE_SLACK``: Chromium draws with Skia, whose antialiasing is not the
+proof renderers', so a removal that changes neither CairoSVG's nor resvg's picture may still
+move an edge pixel of Chromium's by a rounding step. The slack stays far below anything a
+person sees (the issue's failures moved pixels by 44/255 and 157/255).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_referee import proven_removals, referee
+
+from conftest import corpus_files
+
+pytestmark = pytest.mark.slow
+
+SIZE = 384          # the analysis size the proofs are made at (ScoreSettings' default)
+REFEREE_SLACK = 2   # /255 on top of PROOF_TOLERANCE: Chromium's antialiasing, see above
+
+
+@pytest.fixture(scope="module")
+def proof_tolerance() -> int:
+    proof = pytest.importorskip(
+        "svgloo.engine.proof",
+        reason="this build has no removal proofs (svgloo.engine.proof): nothing to referee")
+    return int(proof.PROOF_TOLERANCE)
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_proven_removals_leave_chromiums_picture_unchanged(corpus_dir, chromium, render_pool,
+                                                           proof_tolerance, path):
+    from svgloo.engine.score import ScoreSettings, score_file
+
+    run = score_file(str(path), ScoreSettings(backbone="pixel", size=SIZE), pool=render_pool)
+    candidates = proven_removals(run.result)
+    verdicts = referee(chromium, path.name, run.units, candidates, SIZE,
+                       proof_tolerance + REFEREE_SLACK)
+    changed = [v.line() for v in verdicts if v.changed]
+    assert not changed, (f"proven removable (tolerance {proof_tolerance}/255, referee "
+                         f"{proof_tolerance + REFEREE_SLACK}/255), yet Chromium's picture "
+                         "changes:\n" + "\n".join(changed))
+
+
+def test_the_referee_sees_a_removal_that_changes_chromiums_picture(chromium):
+    """The check above can fail: offered as if proven, a blurred white glow on a dark ground
+    (the issue's kind of failure) is caught; a rect at opacity 0 is not, alone or in bulk."""
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.units import extract_units
+
+    from browser_referee import Candidates
+
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
+            '<filter id="glow"><feGaussianBlur stdDeviation="8"/></filter>'
+            '<rect width="100" height="100" fill="#222"/>'
+            '<circle cx="50" cy="50" r="20" fill="white" filter="url(#glow)"/>'
+            '<rect x="10" y="10" width="10" height="10" fill="white" opacity="0"/></svg>')
+    us = extract_units(parse_document(text, "glow.svg"))
+    verdicts = referee(chromium, "glow.svg", us, Candidates((1, 2), (1, 2)), SIZE, 6)
+    by_units = {v.units: v for v in verdicts}
+    assert by_units[(1,)].changed > 1000 and by_units[(1,)].worst > 100
+    assert by_units[(2,)].changed == 0 and by_units[(2,)].worst == 0
+    assert by_units[(1, 2)].changed == by_units[(1,)].changed
