@@ -403,29 +403,28 @@ def over(rgba: np.ndarray, page: tuple[int, int, int]) -> np.ndarray:
     return np.rint(rgb).astype(np.uint8)
 
 
-def largest_difference(a: np.ndarray, b: np.ndarray) -> tuple[int, int, str]:
-    """How much two straight-RGBA pictures differ as people see them: (largest channel
-    difference /255, pixels that differ at all at that level or more... see below, where).
+def view_differences(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    """Per pixel, the largest channel difference (/255) between two straight-RGBA pictures
+    in each way people can see them: "rgba" (premultiplied, alpha included), on the "white"
+    page and on the "dark" page."""
+    out = {}
+    for name, convert in (("rgba", premultiplied), ("white", lambda p: over(p, WHITE)),
+                          ("dark", lambda p: over(p, DARK))):
+        x, y = convert(a).astype(np.int16), convert(b).astype(np.int16)
+        out[name] = np.abs(x - y).max(axis=-1)
+    return out
 
-    Returns (max difference, pixels whose difference exceeds 0, which comparison gave the
-    max: "rgba" premultiplied, "white" or "dark" page)."""
-    views = {"rgba": (premultiplied(a), premultiplied(b)),
-             "white": (over(a, WHITE), over(b, WHITE)),
-             "dark": (over(a, DARK), over(b, DARK))}
-    worst, where, pixels = -1, "rgba", 0
-    for name, (x, y) in views.items():
-        d = np.abs(x.astype(np.int16) - y.astype(np.int16)).max(axis=-1)
-        if int(d.max()) > worst:
-            worst, where = int(d.max()), name
-        pixels = max(pixels, int((d > 0).sum()))
-    return worst, pixels, where
+
+def largest_difference(a: np.ndarray, b: np.ndarray) -> tuple[int, int, str]:
+    """(largest channel difference /255 in any view, pixels that differ at all in the view
+    with the most of them, the view of the largest difference)."""
+    views = view_differences(a, b)
+    where = max(views, key=lambda name: int(views[name].max()))
+    pixels = max(int((d > 0).sum()) for d in views.values())
+    return int(views[where].max()), pixels, where
 
 
 def pixels_over(a: np.ndarray, b: np.ndarray, tolerance: int) -> int:
-    """Pixels where any of the three views (premultiplied RGBA, on white, on the dark page)
-    differs by more than ``tolerance``/255 in some channel."""
-    worst = np.zeros(a.shape[:2], np.int16)
-    for x, y in ((premultiplied(a), premultiplied(b)), (over(a, WHITE), over(b, WHITE)),
-                 (over(a, DARK), over(b, DARK))):
-        worst = np.maximum(worst, np.abs(x.astype(np.int16) - y.astype(np.int16)).max(-1))
+    """Pixels where any view differs by more than ``tolerance``/255 in some channel."""
+    worst = np.maximum.reduce(list(view_differences(a, b).values()))
     return int((worst > tolerance).sum())

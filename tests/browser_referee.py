@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from browser import Chromium, largest_difference, pixels_over
+from browser import Chromium, largest_difference, pixels_over, view_differences
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,9 @@ class Verdict:
     what: str                # "unit 12 (path #logo)" or "bulk fix (7 units)"
     units: tuple[int, ...]
     changed: int             # pixels beyond the tolerance (any view)
-    worst: int               # largest channel difference /255
+    worst: int               # largest channel difference /255, in any view
     view: str                # where the worst difference is: "rgba", "white" or "dark"
+    worst_on_white: int      # largest difference on the white page alone (what scoring sees)
 
     def line(self) -> str:
         return (f"{self.file}: {self.what}: {self.changed} px beyond tolerance, "
@@ -100,8 +101,9 @@ def referee(chromium: Chromium, name: str, us, candidates: Candidates, size: int
     out = []
     for (what, units, _), picture in zip(todo, pictures):
         worst, _, view = largest_difference(full, picture)
+        on_white = int(view_differences(full, picture)["white"].max())
         out.append(Verdict(name, what, units, pixels_over(full, picture, tolerance),
-                           worst, view))
+                           worst, view, on_white))
     return out
 
 
