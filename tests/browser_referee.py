@@ -30,6 +30,19 @@ class Candidates:
     bulk: tuple[int, ...] | None    # the set offered at once (None: no bulk fix)
 
 
+def sampled(candidates: Candidates, cap: int) -> Candidates:
+    """At most ``cap`` of the single removals, spread evenly over document order (a file can
+    offer hundreds: logos/sugarss.svg offers 556, one Chromium render each). Not the rest
+    removed at once instead: units proven one at a time need not be removable together
+    (two copies of one shape), which is why the bulk set has a proof of its own."""
+    singles = candidates.singles
+    if len(singles) <= cap:
+        return candidates
+    step = len(singles) / cap
+    picked = tuple(singles[int(k * step)] for k in range(cap))
+    return Candidates(picked, candidates.bulk)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Chromium's picture with one removal applied, against the file as it was."""
@@ -107,5 +120,5 @@ def referee(chromium: Chromium, name: str, us, candidates: Candidates, size: int
     return out
 
 
-__all__ = ["Candidates", "Verdict", "proven_removals", "invisible_removals", "variants",
-           "referee"]
+__all__ = ["Candidates", "Verdict", "proven_removals", "invisible_removals", "sampled",
+           "variants", "referee"]
