@@ -64,3 +64,25 @@ def render_pool():
     pool = RenderPool(limits=result_test_limits())
     yield pool
     pool.close()
+
+
+def _on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One warm headless Chromium for the session (tests/browser.py). Without one the
+    browser tests skip, except on CI (CI=true), where a missing browser is a failure: .ci/run
+    installs Debian's chromium."""
+    from browser import Chromium, find_chromium
+
+    if find_chromium() is None:
+        why = ("no Chromium on this machine (apt-get install chromium, or set "
+               "SVGLOO_CHROMIUM): the browser referee tests need a real browser")
+        if _on_ci():
+            pytest.fail(why + "; CI must run them", pytrace=False)
+        pytest.skip(why)
+    browser = Chromium()
+    yield browser
+    browser.close()

@@ -1,0 +1,115 @@
+"""What svgloo proves removable leaves a real browser's picture unchanged, on every corpus file.
+
+Each corpus file is scored with the pixel backbone (self-analysis, the analysis size); every
+unit whose ``removal.status`` is "proven" is removed alone, with the editor's own quick-fix
+edit, and the ``bulk_removal`` set is removed at once, with the bulk fix's edits. Headless
+Chromium draws the file before and after each removal (tests/browser.py) at the analysis
+size, and the bulk set also at the proofs' larger size; where a file offers more than
+``SINGLES_PER_FILE`` units alone, that many are refereed (spread over the file). Compared as premultiplied RGBA and on a white and a dark page, no pixel
+may move by more than the referee's tolerance (below). Files with nothing offered cost no
+browser time.
+
+The referee's tolerance is the proof's own, ``PROOF_TOLERANCE`` (/255 per channel, alpha
+included), plus ``REFEREE_SLACK``: Chromium draws with Skia, whose antialiasing is not the
+proof renderers', so a removal that changes neither CairoSVG's nor resvg's picture may still
+move an edge pixel of Chromium's by a rounding step. The slack stays far below anything a
+person sees (the issue's failures moved pixels by 44/255 and 157/255).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_referee import Candidates, proven_removals, referee, sampled
+
+from conftest import corpus_files
+
+pytestmark = pytest.mark.slow
+
+SIZE = 384          # the analysis size the proofs are made at (ScoreSettings' default)
+REFEREE_SLACK = 2   # /255 on top of PROOF_TOLERANCE: Chromium's antialiasing, see above
+SINGLES_PER_FILE = 48  # single removals refereed per file (see browser_referee.sampled)
+
+
+@pytest.fixture(scope="module")
+def proof():
+    return pytest.importorskip(
+        "svgloo.engine.proof",
+        reason="this build has no removal proofs (svgloo.engine.proof): nothing to referee")
+
+
+@pytest.fixture(scope="module")
+def proof_tolerance(proof) -> int:
+    return int(proof.PROOF_TOLERANCE)
+
+
+@pytest.fixture(scope="module")
+def large_size(proof) -> int:
+    """The bulk set is refereed again at the size proofs are made at beside the analysis
+    size (the document's own, at least this): a removal proven at 384 px once lost a sliver
+    of a logo's lettering at 4096 px."""
+    return int(getattr(proof, "MIN_PROOF_SIZE", 1024))
+
+
+# Known disagreements between the proof and Chromium, each a finding to fix in the engine;
+# strict, so a fix turns the entry into a failure that asks for its removal.
+KNOWN = {
+    "logos/yeoman.svg": "the proven bulk set (11 units: the face outline's duplicate "
+                        "subpaths among them) moves 33 edge pixels of Chromium's picture by "
+                        "up to 15/255 at 384 px (70 px, 20/255 at 1024 px); CairoSVG and "
+                        "resvg stay within 4/255",
+}
+
+
+def _corpus_params():
+    for p in corpus_files():
+        key = f"{p.parent.name}/{p.name}"
+        marks = [pytest.mark.xfail(strict=True, reason=KNOWN[key])] if key in KNOWN else []
+        yield pytest.param(p, id=key, marks=marks)
+
+
+# A hang detector only: the largest files are scored with proofs in two renderers at two
+# sizes before Chromium sees them (logos/sugarss.svg took over 600 s on a loaded machine).
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("path", list(_corpus_params()))
+def test_proven_removals_leave_chromiums_picture_unchanged(corpus_dir, chromium, render_pool,
+                                                           proof_tolerance, large_size, path):
+    from svgloo.engine.score import ScoreSettings, score_file
+
+    run = score_file(str(path), ScoreSettings(backbone="pixel", size=SIZE), pool=render_pool)
+    candidates = sampled(proven_removals(run.result), SINGLES_PER_FILE)
+    tolerance = proof_tolerance + REFEREE_SLACK
+    verdicts = referee(chromium, path.name, run.units, candidates, SIZE, tolerance)
+    if candidates.bulk:
+        verdicts += referee(chromium, f"{path.name} at {large_size} px", run.units,
+                            Candidates((), candidates.bulk), large_size, tolerance)
+    changed = [v.line() for v in verdicts if v.changed]
+    assert not changed, (f"proven removable (tolerance {proof_tolerance}/255, referee "
+                         f"{proof_tolerance + REFEREE_SLACK}/255), yet Chromium's picture "
+                         "changes:\n" + "\n".join(changed))
+
+
+def test_the_referee_sees_a_removal_that_changes_chromiums_picture(chromium):
+    """The check above can fail: offered as if proven, a blurred white glow on a dark ground
+    (the issue's kind of failure) is caught; a rect at opacity 0 is not, alone or in bulk."""
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.units import extract_units
+
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
+            '<filter id="glow"><feGaussianBlur stdDeviation="8"/></filter>'
+            '<rect width="100" height="100" fill="#222"/>'
+            '<circle cx="50" cy="50" r="20" fill="white" filter="url(#glow)"/>'
+            '<rect x="10" y="10" width="10" height="10" fill="white" opacity="0"/></svg>')
+    us = extract_units(parse_document(text, "glow.svg"))
+    verdicts = referee(chromium, "glow.svg", us, Candidates((1, 2), (1, 2)), SIZE, 6)
+    by_units = {v.units: v for v in verdicts}
+    assert by_units[(1,)].changed > 1000 and by_units[(1,)].worst > 100
+    assert by_units[(2,)].changed == 0 and by_units[(2,)].worst == 0
+    assert by_units[(1, 2)].changed == by_units[(1,)].changed
+
+
+def test_sampling_keeps_small_files_whole_and_spreads_over_large_ones():
+    small = Candidates((3, 5, 8), (3, 5))
+    assert sampled(small, 3) is small
+    large = sampled(Candidates(tuple(range(100, 200)), (1, 2)), 10)
+    assert large.singles == tuple(range(100, 200, 10)) and large.bulk == (1, 2)
