@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 import sys
 
 NAMES_SHOWN = 4  # element names per kind in a file's line; the rest are counted
@@ -100,6 +101,14 @@ def summary(fixed, saved: int, dry_run: bool) -> str:
     return line + (f"; note: {fixed.fell_back}" if fixed.fell_back else "")
 
 
+def writable(path: str) -> bool:
+    """False for a file without write permission - also for root, whom os.access lets
+    write anything: a file marked read-only is not meant to be changed."""
+    mode = os.stat(path).st_mode
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and \
+        os.access(path, os.W_OK)
+
+
 def fix_one(path: str, args, kinds, settings, pool) -> str:
     """Fix one file as ``args`` say; its summary line. SvglooError for a bad file."""
     from svgloo.engine.document import read_svg_bytes
@@ -111,7 +120,7 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
     data = read_svg_bytes(path, settings.limits)
     if data.startswith(b"\x1f\x8b"):
         raise InputError(path, "a compressed .svgz file; fix works on plain .svg files")
-    if writing and not os.access(path, os.W_OK):
+    if writing and not writable(path):
         raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
     fixed = fix_text(data, path, kinds, settings, pool)
     new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
