@@ -135,3 +135,63 @@ def test_corpus_files_fixed_text_is_proven_against_the_original(corpus_dir, sett
     assert independent_check(fixed.original, fixed.text, render_pool, settings) == []
     blank = [sum(not line.strip() for line in t.splitlines()) for t in (fixed.original, fixed.text)]
     assert blank[1] <= blank[0]  # no blank line left behind
+
+
+# --- the referee: Chromium draws the fixed file as it draws the original -----------------
+
+REFEREE_SLACK = 2  # /255 over the proof's tolerance: Chromium's antialiasing (tests/browser.py)
+
+
+@pytest.fixture(scope="module")
+def referee_browser(request):
+    """The session's warm Chromium (conftest's ``chromium`` fixture, tests/browser.py);
+    skipped where the harness or a Chromium is missing."""
+    browser = pytest.importorskip("browser", reason="tests/browser.py (the Chromium harness) "
+                                                    "is not in this tree")
+    try:
+        return request.getfixturevalue("chromium")
+    except pytest.FixtureLookupError:
+        if browser.find_chromium() is None:
+            pytest.skip("no Chromium on this machine")
+        chromium = browser.Chromium()
+        request.addfinalizer(chromium.close)
+        return chromium
+
+
+@pytest.mark.parametrize("name", ["logos/ember-tomster.svg", "logos/foundation.svg",
+                                  "logos/apache-flink.svg", "logos/github-octocat.svg"])
+def test_chromium_draws_the_fixed_corpus_file_as_the_original(corpus_dir, settings,
+                                                              render_pool, referee_browser,
+                                                              name):
+    from browser import pixels_over
+
+    from svgloo.engine.files import encode_like
+    from svgloo.engine.proof import PROOF_TOLERANCE
+
+    path = corpus_dir / name
+    original = path.read_bytes()
+    fixed = fix_text(original, str(path), ("invisible",), settings, render_pool)
+    assert fixed.changed
+    before, after = referee_browser.render(
+        [original, encode_like(fixed.text, original, str(path))], 384)
+    assert pixels_over(before, after, PROOF_TOLERANCE + REFEREE_SLACK) == 0
+
+
+def test_a_tidying_that_changes_the_picture_is_not_kept(settings, render_pool, monkeypatch):
+    """The final proof is real: a tidying step that (wrongly) takes a visible shape away is
+    caught by rendering, and the proven unit removal is kept without it."""
+    import svgloo.engine.fix as fix_module
+
+    real_tidy = fix_module.tidy
+
+    def careless_tidy(text, name, referenced, limits):
+        tidied, containers, definitions = real_tidy(text, name, referenced, limits)
+        return tidied.replace(SHAPE, ""), containers + ["rect"], definitions
+
+    monkeypatch.setattr(fix_module, "tidy", careless_tidy)
+    fixed = fix(LAYER, settings, render_pool)
+    assert SHAPE in fixed.text and "clip-path=" not in fixed.text  # the circle went
+    assert fixed.containers == [] and fixed.definitions == []
+    assert fixed.fell_back.startswith("removing the empty containers and unused definitions "
+                                      "changes ")
+    assert independent_check(LAYER, fixed.text, render_pool, settings) == []
