@@ -13,6 +13,7 @@ NAMES_SHOWN = 4  # element names per kind in a file's line; the rest are counted
 
 def register(sub) -> None:
     from svgloo.engine.fix import KINDS
+    from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
     p = sub.add_parser(
         "fix", help="remove what rendering proves removable, then tidy and prove the result",
@@ -33,7 +34,8 @@ def register(sub) -> None:
     p.add_argument("--reference", help="reference image (PNG/JPEG) or SVG, for --only harmful")
     p.add_argument("--backbone", default="pixel",
                    help="similarity backbone for harmful units (default pixel)")
-    p.add_argument("--size", type=int, default=384, help="analysis size in px (default 384)")
+    p.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE,
+                   help=f"analysis size in px (default {DEFAULT_RENDER_SIZE})")
     p.set_defaults(func=run)
 
 
