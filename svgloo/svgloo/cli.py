@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = [
     "svgloo.cli_structure",
     "svgloo.cli_bench",
     "svgloo.cli_batch",
+    "svgloo.cli_fix",
     "svgloo.cli_daemon",
     "svgloo.cli_eval",
     "svgloo.cli_models",

@@ -164,19 +164,32 @@ class Prover:
         """The pictures that removing ``remove`` changes beyond the tolerance (at the
         first size where any changes)."""
         text = text_without(self.us, set(remove))
-        name = self.us.doc.name
-        for size in self.sizes:
-            if self.should_stop is not None:
-                self.should_stop()
-            jobs = [(self.us.doc.text, [text], size, self.limits, name, renderer)
-                    for renderer in RENDERERS]
-            results = self.pool.map(job_picture_changes, jobs, name)
-            self.renders += len(jobs)
-            found = [Change(RENDERER_NAMES[renderer], size, moved, largest)
-                     for renderer, [(moved, largest)] in zip(RENDERERS, results) if moved]
-            if found:
-                return found
-        return []
+        found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
+                                      self.pool, self.us.doc.name, self.should_stop)
+        self.renders += renders
+        return found
+
+
+def text_changes(full_text: str, text: str, sizes: Iterable[int],
+                 limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
+                 name: str = "<input>", should_stop: Callable[[], bool] | None = None
+                 ) -> tuple[list[Change], int]:
+    """(the pictures that ``text`` changes against ``full_text`` beyond the tolerance, at
+    the first of ``sizes`` where any changes; the renders asked for). The proof of any
+    edited text, not only of removed units (``svgloo fix`` proves its whole result)."""
+    pool = pool or shared_pool(limits)
+    renders = 0
+    for size in sorted(sizes):
+        if should_stop is not None:
+            should_stop()
+        jobs = [(full_text, [text], size, limits, name, renderer) for renderer in RENDERERS]
+        results = pool.map(job_picture_changes, jobs, name)
+        renders += len(jobs)
+        found = [Change(RENDERER_NAMES[renderer], size, moved, largest)
+                 for renderer, [(moved, largest)] in zip(RENDERERS, results) if moved]
+        if found:
+            return found, renders
+    return [], renders
 
 
 @dataclass(frozen=True)
@@ -504,4 +517,4 @@ def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
 
 __all__ = ["PROOF_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
            "check_removal", "check_removal_text", "check_speck_removal", "changed_pixels",
-           "prove_set", "prove_removals", "picture_change", "proof_sizes", "checked_line", "disagreement", "ProofResult"]
+           "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line", "disagreement", "ProofResult"]
