@@ -7,14 +7,13 @@ loads the same way. torch/transformers are imported lazily.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.protocols import Concept
-from svgloo.plugins.torch_util import (as_rgb_uint8, check_model_folder, hf_weight_files_cached,
+from svgloo.plugins.torch_util import (as_rgb_uint8, hf_weight_files_cached, model_source,
                                        pick_device, require)
 
 DEFAULT_MODEL_ID = "CIDAS/clipseg-rd64-refined"
@@ -36,11 +35,7 @@ class ClipSegGrounder:
         self._torch = require("torch", "vlm")
         transformers = require("transformers", "vlm")
         self.device = pick_device(device, "vlm")
-        source = os.fspath(weights) if weights else model_id
-        if weights and not os.path.isdir(source):
-            raise ConfigError(None, f"CLIPSeg weights directory not found: {source}")
-        check_model_folder(source)
-        self.model_id = source
+        self.model_id = source = model_source(weights, model_id, "CLIPSeg")
         self.batch_size = max(1, int(batch_size))
         self.prompt = prompt
         try:

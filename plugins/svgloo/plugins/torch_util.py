@@ -108,6 +108,16 @@ def check_model_folder(model_id: str) -> None:
                                         "model folder; the model is not loaded")
 
 
+def model_source(weights: str | os.PathLike | None, model_id: str, what: str) -> str:
+    """Where a transformers model loads from: the ``weights`` folder when given (it must
+    exist), else the hub id ``model_id``; checked by ``check_model_folder`` either way."""
+    source = os.fspath(weights) if weights else model_id
+    if weights and not os.path.isdir(source):
+        raise ConfigError(None, f"{what} weights directory not found: {source}")
+    check_model_folder(source)
+    return source
+
+
 def hf_weight_files_cached(model_id: str) -> bool:
     """True when a local dir / cached repo has a config and at least one weights file."""
     if not hf_weights_available(model_id, ("config.json",)):

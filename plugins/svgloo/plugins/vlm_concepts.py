@@ -9,7 +9,6 @@ lazily. The answer is parsed robustly by :func:`parse_concepts`.
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.protocols import Concept
-from svgloo.plugins.torch_util import (as_rgb_uint8, check_model_folder, hf_weight_files_cached,
+from svgloo.plugins.torch_util import (as_rgb_uint8, hf_weight_files_cached, model_source,
                                        pick_device, require)
 
 DEFAULT_MODEL_ID = "Qwen/Qwen2-VL-2B-Instruct"
@@ -112,11 +111,7 @@ class VlmConceptSource:
         torch = self._torch = require("torch", "vlm")
         transformers = require("transformers", "vlm")
         self.device = pick_device(device, "vlm")
-        source = os.fspath(weights) if weights else model_id
-        if weights and not os.path.isdir(source):
-            raise ConfigError(None, f"VLM weights directory not found: {source}")
-        check_model_folder(source)
-        self.model_id = source
+        self.model_id = source = model_source(weights, model_id, "VLM")
         self.max_new_tokens = max(1, int(max_new_tokens))
         self.max_side = max(28, int(max_side))
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
