@@ -712,7 +712,7 @@ def resvg_input(svg_text: str | bytes, size: int, limits: Limits, name: str) -> 
 
     from svgloo.engine.normalize import normalize_modern
 
-    data = svg_text.encode("utf-8") if isinstance(svg_text, str) else svg_text
+    data = _utf8_bytes(svg_text) if isinstance(svg_text, str) else svg_text
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                              huge_tree=False)
     try:
