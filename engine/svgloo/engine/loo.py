@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from svgloo.engine.composite import composite_without, diff_box, over_u8, paste  # noqa: F401
 from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.pathdata import with_absolute_movetos
@@ -97,18 +98,6 @@ class LooResult:
 
     def image_without(self, unit: int) -> np.ndarray:
         return self.patches[unit].materialize(self.full)
-
-
-def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
-    if a.shape[-1] == 4 and a.flags.c_contiguous and b.flags.c_contiguous:
-        changed = a.view(np.uint32)[..., 0] != b.view(np.uint32)[..., 0]  # RGBA as one word
-    else:
-        changed = (a != b).any(axis=2)
-    rows = np.flatnonzero(changed.any(axis=1))
-    if rows.size == 0:
-        return None
-    cols = np.flatnonzero(changed.any(axis=0))
-    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
 
 
 def union_box(a: Box | None, b: Box | None) -> Box | None:
@@ -706,89 +695,28 @@ def _layer_key(text: str, size: int) -> str:
     return hashlib.blake2b(f"{size}\0{text}".encode(), digest_size=16).hexdigest()
 
 
-def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Premultiplied RGBA ``src`` over ``dst``, both uint8, rounded the way cairo's pixman
-    does it (``d * (255 - a) / 255`` with its DIV_255 rounding, then a saturating add), so
-    a chain of these reproduces cairo's own drawing order bit for bit or within 1/255."""
-    t = dst * (255 - src[..., 3:4]).astype(np.uint16)
-    t += 128
-    t += t >> 8
-    t >>= 8
-    t += src
-    return np.minimum(t, 255, out=t).astype(np.uint8)
-
-
-def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarray:
-    """The layer inside ``region`` as uint8 RGBA (zeros where it has no pixels)."""
-    y0, y1, x0, x1 = region
-    out = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
-    box, pixels = layer
-    if box is None:
-        return out
-    iy0, iy1 = max(y0, box[0]), min(y1, box[1])
-    ix0, ix1 = max(x0, box[2]), min(x1, box[3])
-    if iy0 < iy1 and ix0 < ix1:
-        out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = \
-            pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]]
-    return out
-
-
 def _changed_box(region: Box | None, without: tuple, layer: tuple) -> Box | None:
     """The part of ``region`` where two layers differ (None: nowhere)."""
     if region is None:
         return None
-    box = diff_box(_paste(region, without), _paste(region, layer))
+    box = diff_box(paste(region, without), paste(region, layer))
     if box is None:
         return None
     return region[0] + box[0], region[0] + box[1], region[2] + box[2], region[2] + box[3]
 
 
-def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
-    """The patch shrunk to where it really differs from the full render (a block's region
-    can be much larger than one unit's effect; this keeps memory and scoring small)."""
-    y0, y1, x0, x1 = region
-    box = diff_box(pixels, full[y0:y1, x0:x1])
-    if box is None:
-        return Patch(None, None)
-    by0, by1, bx0, bx1 = box
-    return Patch((y0 + by0, y0 + by1, x0 + bx0, x0 + bx1),
-                 pixels[by0:by1, bx0:bx1].copy())
-
-
 def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full,
-               stage: Stage):
-    """Leave-one-out images: for unit k of block b, inside k's region, start from the
-    blocks below b (kept up to date by a forward sweep), draw b without k, then every
-    later block whose layer touches the region, in z-order - cairo's own order."""
-    boxes = np.array([box if box is not None else (0, 0, 0, 0)
-                      for box, _ in block_layer], dtype=np.int64).reshape(-1, 4)
-    below = np.zeros((size, size, 4), np.uint8)  # transparent, as cairo starts
-    for b, block in enumerate(blocks):
-        for k in block.units:
-            region = unit_region[k]
-            if region is None:
-                patches[k] = Patch(None, None)
-                stage.advance()
-                continue
-            y0, y1, x0, x1 = region
-            canvas = below[y0:y1, x0:x1].copy()
-            if len(block) > 1:
-                canvas = over_u8(_paste(region, without_layer[k]), canvas)
-            later = boxes[b + 1:]
-            touching = np.flatnonzero((later[:, 0] < y1) & (later[:, 1] > y0)
-                                      & (later[:, 2] < x1) & (later[:, 3] > x0)) + b + 1
-            for j in touching:
-                by0, by1, bx0, bx1 = boxes[j]
-                iy0, iy1, ix0, ix1 = max(y0, by0), min(y1, by1), max(x0, bx0), min(x1, bx1)
-                pixels = block_layer[j][1][iy0 - by0:iy1 - by0, ix0 - bx0:ix1 - bx0]
-                view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
-                canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(pixels, view)
-            patches[k] = _tight_patch(region, over_white(canvas), full)
-            stage.advance()
-        box, pixels = block_layer[b]
-        if box is not None:
-            y0, y1, x0, x1 = box
-            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
+               stage: Stage, only: set[int] | None = None):
+    """Leave-one-out images (see composite.py): for unit k of block b, inside k's region,
+    the blocks below b, then b without k, then every later block, in z-order - cairo's
+    own order. ``only``: the units to composite (the others' patches are left as they
+    are)."""
+    def done(k, patch):
+        patches[k] = Patch(*patch)
+        stage.advance()
+
+    composite_without(size, [block.units for block in blocks], block_layer, without_layer,
+                      unit_region, full, done, only)
 
 
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,
