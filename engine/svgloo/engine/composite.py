@@ -95,6 +95,28 @@ def _nonzero_words(pixels: np.ndarray) -> np.ndarray:
     return pixels.any(axis=2)
 
 
+def _clipped(layers: Sequence[Layer], regions: list[Box | None]) -> list[Layer]:
+    """The layers cut to the bounding box of the regions (views, not copies)."""
+    regions = [r for r in regions if r is not None]
+    if not regions:
+        return [(None, None)] * len(layers)
+    cy0, cy1 = min(r[0] for r in regions), max(r[1] for r in regions)
+    cx0, cx1 = min(r[2] for r in regions), max(r[3] for r in regions)
+    out = []
+    for box, pixels in layers:
+        if box is None:
+            out.append((None, None))
+            continue
+        y0, y1, x0, x1 = box
+        iy0, iy1, ix0, ix1 = max(y0, cy0), min(y1, cy1), max(x0, cx0), min(x1, cx1)
+        if iy0 >= iy1 or ix0 >= ix1:
+            out.append((None, None))
+            continue
+        out.append(((iy0, iy1, ix0, ix1),
+                    pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]))
+    return out
+
+
 def composite_without(size: int, block_units: Sequence[Iterable[int]],
                       block_layer: Sequence[Layer], without_layer: dict[int, Layer],
                       unit_region: Sequence[Box | None], full: np.ndarray,
@@ -106,8 +128,11 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
     ``block_units``: the units of each block; ``block_layer``: each block's layer; a unit
     of a multi-unit block is drawn with ``without_layer[k]`` (its block without it) in
     place of its block's layer. ``only``: the units to compute (default all); the others
-    are not reported."""
+    are not reported, and the layers are read only where the regions of those asked for
+    are (after a small edit, a few regions out of many)."""
     n_blocks = len(block_layer)
+    if only is not None:
+        block_layer = _clipped(block_layer, [unit_region[k] for k in only])
     # Per pixel, the last block that is opaque there (-1: none).
     last_opaque = np.full((size, size), -1, np.int32)
     for j, (box, pixels) in enumerate(block_layer):

@@ -14,6 +14,7 @@ unreferenced resources. Each text is the source with those spans cut out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from svgloo.engine.blocks import stylesheet_text
 from svgloo.engine.document import Document
@@ -160,15 +161,17 @@ class LayerTexts:
                 skip.add(node)
         return out
 
-    def keeping(self, keep: set[int]) -> str:
+    def keeping(self, keep: set[int],
+                insert: Iterable[tuple[int, int, str]] = ()) -> str:
         """The document text with only the units in ``keep`` (unit indices). Costs time
         in the size of what is kept and its siblings, not of the document: fast layers
-        call this once per unit."""
+        call this once per unit. ``insert``: (offset, offset, text) insertions inside
+        kept elements' start tags (capture marks)."""
         doc = self.doc
         kept_units: dict[int, set[int]] = {}
         for i in keep:
             kept_units.setdefault(self._element_of[i], set()).add(i)
-        spans: list[tuple[int, int, str]] = []
+        spans: list[tuple[int, int, str]] = list(insert)
         for e, kept in kept_units.items():
             if len(kept) < len(self._units_by_element[e]):
                 spans.extend((ed.start, ed.end, ed.new_text)
