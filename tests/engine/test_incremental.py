@@ -12,7 +12,7 @@ import pytest
 from svgloo.engine.score import ScoreSettings, score_text
 
 from conftest import corpus_files
-from random_edits import KINDS, random_edit
+from svgloo.validation.random_edits import KINDS, random_edit
 
 SIZE = 96          # small renders keep CI short; validation/bench_loo runs 384 px
 STRIDE = 6         # every 6th corpus file here (all of them: bench_loo --incremental)

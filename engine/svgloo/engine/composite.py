@@ -66,12 +66,16 @@ def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
     """The bounding box of the pixels where two images differ (None: nowhere)."""
     if a.shape[-1] == 4 and a.flags.c_contiguous and b.flags.c_contiguous:
         changed = a.view(np.uint32)[..., 0] != b.view(np.uint32)[..., 0]  # RGBA as one word
-    else:
-        changed = (a != b).any(axis=2)
-    rows = np.flatnonzero(changed.any(axis=1))
+        rows = np.flatnonzero(changed.any(axis=1))
+        if rows.size == 0:
+            return None
+        cols = np.flatnonzero(changed.any(axis=0))
+        return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+    changed = a != b  # rows first, over whole rows of bytes (a reduction over 3 is slow)
+    rows = np.flatnonzero(changed.reshape(changed.shape[0], -1).any(axis=1))
     if rows.size == 0:
         return None
-    cols = np.flatnonzero(changed.any(axis=0))
+    cols = np.flatnonzero(changed[rows[0]:rows[-1] + 1].any(axis=0).any(axis=-1))
     return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
 
 

@@ -141,6 +141,8 @@ class LayerTexts:
             self._run_of[i] = (len(runs) - 1, len(runs[-1]) - 1)
             previous[p] = i
         self._element_of = [u.element for u in us.units]
+        # keep -> text: leave-one-out and findings ask for the same layers (a unit alone).
+        self._memo: dict[frozenset[int], str] = {}
 
     @staticmethod
     def _resources(doc: Document) -> list[int]:
@@ -167,6 +169,14 @@ class LayerTexts:
         in the size of what is kept and its siblings, not of the document: fast layers
         call this once per unit. ``insert``: (offset, offset, text) insertions inside
         kept elements' start tags (capture marks)."""
+        if not insert:
+            key = frozenset(keep)
+            if key not in self._memo:
+                self._memo[key] = self._keeping(keep, ())
+            return self._memo[key]
+        return self._keeping(keep, insert)
+
+    def _keeping(self, keep: set[int], insert: Iterable[tuple[int, int, str]]) -> str:
         doc = self.doc
         kept_units: dict[int, set[int]] = {}
         for i in keep:

@@ -105,6 +105,8 @@ class LooResult:
     composited: set[int] | None = field(default=None, repr=False)
     # unit -> Patch.footprint_pixels, as counted (kept from ``previous`` with the patch).
     footprint_counts: dict[int, int] = field(default_factory=dict, repr=False)
+    # The layer texts fast built (findings reuse them for the same units).
+    texts: LayerTexts | None = field(default=None, repr=False)
 
     def footprint_pixels(self, unit: int) -> int:
         if unit not in self.footprint_counts:
@@ -376,7 +378,8 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
                               "composite_s": time.perf_counter() - t0 - t_render},
                      alone=alone_layer or {}, block_keys=block_keys,
                      block_layer=block_layer, without_layer=without_layer,
-                     unit_region=unit_region, composited=only, footprint_counts=counts)
+                     unit_region=unit_region, composited=only, footprint_counts=counts,
+                     texts=texts)
 
 
 def _unchanged_units(previous: LooResult | None, blocks: list[Block],

@@ -160,7 +160,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         })
     t_findings = time.perf_counter()
     found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
-                     limits, pool, thresholds, layer_cache, finding, loo.alone)
+                     limits, pool, thresholds, layer_cache, finding, loo.alone,
+                     texts=loo.texts)
     finding.finish()
     for row, findings in zip(unit_rows, found):
         row["findings"] = findings

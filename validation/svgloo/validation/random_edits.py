@@ -1,4 +1,5 @@
-"""Seeded random edits of an SVG text, the kinds an author makes in an editor: a colour
+"""Seeded random edits of an SVG text (bench_loo --incremental and the tests of incremental
+re-scoring), the kinds an author makes in an editor: a colour
 changed, a shape moved a little, an element removed, an element added (a copy of one,
 recoloured, right after it)."""
 
