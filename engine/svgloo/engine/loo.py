@@ -509,8 +509,8 @@ def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[in
     return jobs
 
 
-def _run_subpath_jobs(renderer, captures: "_Captures", us: UnitSet, kind: str, work: list[tuple[int, list]],
-                      stage: Stage, pieces: dict[int, list[str]] | None = None
+def _run_subpath_jobs(renderer, captures: "_Captures", us: UnitSet, kind: str,
+                      work: list[tuple[int, list]], stage: Stage, pieces: dict[int, list[str]] | None = None
                       ) -> dict[int, list | str]:
     """Run ``kind`` work per element in shared passes; element -> results in order (or
     the reason it is not local). Each element's results are kept in the renderer's
