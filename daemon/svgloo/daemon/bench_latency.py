@@ -19,8 +19,10 @@ The default file is the ~50-unit corpus file noto/emoji_u1f6d5.svg (49 units).
 Re-scoring after an edit against a cold scoring, A/B through the service API (the
 daemon's ScoringService in this process, its render pool warm): per file and repetition,
 a cold scoring (layer cache and kept runs emptied) of the text with one colour changed,
-then right after it the same text with that colour changed again, re-scored from the
-run just made (the daemon's incremental path). Medians per file, the stages' costs from
+then right after it that text with one more colour changed, re-scored from the run just
+made (the daemon's incremental path). ``--edit unit`` (default) changes the colour of a
+seeded random unit element (validation/random_edits.py); ``--edit first`` the first
+``#rrggbb`` of the file, often a gradient stop or the background that every unit meets. Medians per file, the stages' costs from
 the results' timings, and the machine's load (``uptime``) before and after. The default
 files are the corpus files of 100 units or more.
 """
@@ -76,10 +78,19 @@ def large_corpus_files(least: int = 100) -> list[str]:
     return out
 
 
-def incremental_ab(files: list[str], repeat: int, size: int, backbone: str) -> list[dict]:
+def incremental_ab(files: list[str], repeat: int, size: int, backbone: str,
+                   edit: str = "unit") -> list[dict]:
     """Cold vs re-scored after a colour edit, back to back through ScoringService."""
+    import random
+
     from svgloo.daemon.cache import ResultCache
     from svgloo.daemon.service import ScoringService
+    from svgloo.validation.random_edits import random_edit
+
+    def recolour(text: str, i: int, rng) -> str:
+        if edit == "first":
+            return _edit_colour(text, i)
+        return random_edit(text, "colour", rng)
 
     base = Path(tempfile.mkdtemp(prefix="sgli", dir="/tmp"))
     service = ScoringService(cache=ResultCache(base, disk=False))
@@ -92,19 +103,20 @@ def incremental_ab(files: list[str], repeat: int, size: int, backbone: str) -> l
             service.run(kind="score", text=_edit_colour(text, 10 ** 6), uri=uri,
                         settings=settings)  # the workers warm, the file's code paths run
             cold, again, stages_cold, stages_again, kept = [], [], [], [], 0
+            rng = random.Random(Path(path).name)
             for i in range(repeat):
                 service.layer_cache.clear()
                 service.runs.clear()
+                first = recolour(text, 2 * i + 1, rng)
                 t = time.perf_counter()
-                job = service.run(kind="score", text=_edit_colour(text, 2 * i + 1), uri=uri,
-                                  settings=settings)
+                job = service.run(kind="score", text=first, uri=uri, settings=settings)
                 cold.append(time.perf_counter() - t)
                 assert job.error is None and not job.cached, job.error
                 stages_cold.append(job.result["timings"])
                 before = service.incremental
                 t = time.perf_counter()
-                job = service.run(kind="score", text=_edit_colour(text, 2 * i + 2), uri=uri,
-                                  settings=settings)
+                second = recolour(first if edit == "unit" else text, 2 * i + 2, rng)
+                job = service.run(kind="score", text=second, uri=uri, settings=settings)
                 again.append(time.perf_counter() - t)
                 assert job.error is None and not job.cached, job.error
                 kept += service.incremental - before
@@ -127,14 +139,15 @@ def incremental_ab(files: list[str], repeat: int, size: int, backbone: str) -> l
 def main_incremental(args) -> int:
     files = args.files or large_corpus_files()
     load_before = _uptime()
-    rows = incremental_ab(files, args.repeat, args.size, args.backbone)
+    rows = incremental_ab(files, args.repeat, args.size, args.backbone, args.edit)
     load_after = _uptime()
     if args.json:
         print(json.dumps({"rows": rows, "uptime_before": load_before,
                           "uptime_after": load_after}, indent=2))
         return 0
-    print(f"re-score after a colour edit vs cold, through the service API, {args.size} px, "
-          f"median of {args.repeat} A/B pairs")
+    what = "a random unit's colour" if args.edit == "unit" else "the first colour"
+    print(f"re-score after an edit of {what} vs cold, through the service API, "
+          f"{args.size} px, median of {args.repeat} A/B pairs")
     print(f"before: {load_before}")
     print(f"{'file':<28} {'units':>5} {'cold s':>7} {'again s':>7} {'again/cold':>10}   "
           "stages cold -> again (render, composite, score, findings s)")
@@ -160,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--incremental", action="store_true",
                     help="re-score after an edit vs cold, A/B through the service API")
     ap.add_argument("--size", type=int, default=384, help="render size for --incremental")
+    ap.add_argument("--edit", choices=("unit", "first"), default="unit",
+                    help="--incremental: recolour a random unit, or the file's first colour")
     args = ap.parse_args(argv)
     if args.incremental:
         return main_incremental(args)
