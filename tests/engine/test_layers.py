@@ -40,3 +40,38 @@ def test_a_run_of_cut_siblings_is_one_cut():
     kept = LayerTexts(us).keeping({20})
     assert kept.count("<rect") == 1 and 'x="20"' in kept
     np.testing.assert_array_equal(render_rgba(kept, 50), render_rgba(text_keeping(us, {20}), 50))
+
+
+def _marked_document_texts(us, prune: bool) -> LayerTexts:
+    """The layer texts of the document with every unit element's start tag marked, as
+    the fast method once parsed it for its capture passes."""
+    from svgloo.engine.render import CAPTURE_ATTR
+    from svgloo.engine.units import TextEdit, apply_edits
+
+    doc = us.doc
+    edits = []
+    for element in {u.element for u in us.units}:
+        name_end = doc.elements[element].start + 1
+        while doc.text[name_end] not in " \t\r\n/>":
+            name_end += 1
+        edits.append(TextEdit(name_end, name_end, f' {CAPTURE_ATTR}="{element}"'))
+    marked = parse_document(apply_edits(doc.text, edits), doc.name)
+    return LayerTexts(extract_units(marked, bool(us.splits)), prune)
+
+
+@pytest.mark.parametrize("name", FILES + ["twemoji/1f46f.svg", "logos/wmr.svg"])
+@pytest.mark.parametrize("prune", [True, False])
+def test_capture_texts_are_the_marked_documents_layer_texts(name, prune):
+    import random
+
+    from svgloo.engine.loo import _Captures, absolute_subpaths
+
+    us = absolute_subpaths(extract_units(load_document(CORPUS / name)))
+    captures = _Captures(us, LayerTexts(us, prune))
+    expected = _marked_document_texts(us, prune)
+    n = len(us.units)
+    rng = random.Random(n)
+    keeps = [{k} for k in range(0, n, max(1, n // 20))]
+    keeps += [set(rng.sample(range(n), min(n, rng.randint(2, 12)))) for _ in range(15)]
+    for keep in keeps:
+        assert captures.keeping(keep) == expected.keeping(keep), sorted(keep)

@@ -91,13 +91,14 @@ def test_subpath_leave_one_out_equals_naive(render_pool, name):
 def test_local_and_non_local_paths_are_told_apart(render_pool):
     from svgloo.engine.blocks import compute_blocks, unaffected_units
     from svgloo.engine.loo import _Captures, _LayerRenderer, _windowed_paths, absolute_subpaths
+    from svgloo.engine.layers import LayerTexts
     from svgloo.engine.limits import DEFAULT_LIMITS
     from svgloo.engine.progress import WorkProgress
 
     def handled(name):
         us = absolute_subpaths(extract_units(parse_document(_svg(CASES[name]), "t.svg")))
         renderer = _LayerRenderer("t.svg", 96, DEFAULT_LIMITS, render_pool, None, 8)
-        renderer.capture = _Captures(us, True)
+        renderer.capture = _Captures(us, LayerTexts(us, True))
         blocks = compute_blocks(us)
         paths = _windowed_paths(us, blocks, unaffected_units(us))
         stage = WorkProgress(None).stage(0)
@@ -172,6 +173,7 @@ def test_subpaths_drawn_alone_in_their_windows_equal_their_own_layers(render_poo
     """What fast draws alone on the way (for findings) is each subpath's layer as the
     engine renders it for a document keeping that subpath only."""
     from svgloo.engine.findings import render_layers
+    from svgloo.engine.layers import LayerTexts
     from svgloo.engine.limits import DEFAULT_LIMITS
 
     us = extract_units(parse_document(_svg(CASES[name]), f"{name}.svg"))

@@ -13,6 +13,18 @@ Starts a fresh daemon on a temporary socket with an empty temporary cache, then 
 * in-process: ``svgloo score FILE --json`` as a fresh process, for comparison.
 
 The default file is the ~50-unit corpus file noto/emoji_u1f6d5.svg (49 units).
+
+    python -m svgloo.daemon.bench_latency --incremental [FILE ...] [--repeat 5]
+
+Re-scoring after an edit against a cold scoring, A/B through the service API (the
+daemon's ScoringService in this process, its render pool warm): per file and repetition,
+a cold scoring (layer cache and kept runs emptied) of the text with one colour changed,
+then right after it that text with one more colour changed, re-scored from the run just
+made (the daemon's incremental path). ``--edit unit`` (default) changes the colour of a
+seeded random unit element (validation/random_edits.py); ``--edit first`` the first
+``#rrggbb`` of the file, often a gradient stop or the background that every unit meets. Medians per file, the stages' costs from
+the results' timings, and the machine's load (``uptime``) before and after. The default
+files are the corpus files of 100 units or more.
 """
 
 from __future__ import annotations
@@ -29,7 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "noto" / \
+DEFAULT_FILE = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "noto" / \
     "emoji_u1f6d5.svg"
 
 
@@ -41,13 +53,132 @@ def _edit_colour(text: str, i: int) -> str:
     return text[:m.start()] + f"#{(i * 2654435761) % 0xFFFFFF:06x}" + text[m.end():]
 
 
+STAGES = ("render_s", "composite_s", "score_s", "findings_s")
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "uptime unavailable"
+
+
+def large_corpus_files(least: int = 100) -> list[str]:
+    from svgloo.engine.document import load_document
+    from svgloo.engine.units import extract_units
+
+    out = []
+    for path in sorted(DEFAULT_FILE.parents[1].glob("*/*.svg")):
+        try:
+            if len(extract_units(load_document(path)).units) >= least:
+                out.append(str(path))
+        except Exception:  # noqa: BLE001 - a file the engine refuses is not measured
+            continue
+    return out
+
+
+def incremental_ab(files: list[str], repeat: int, size: int, backbone: str,
+                   edit: str = "unit") -> list[dict]:
+    """Cold vs re-scored after a colour edit, back to back through ScoringService."""
+    import random
+
+    from svgloo.daemon.cache import ResultCache
+    from svgloo.daemon.service import ScoringService
+    from svgloo.validation.random_edits import random_edit
+
+    def recolour(text: str, i: int, rng) -> str:
+        if edit == "first":
+            return _edit_colour(text, i)
+        return random_edit(text, "colour", rng)
+
+    base = Path(tempfile.mkdtemp(prefix="sgli", dir="/tmp"))
+    service = ScoringService(cache=ResultCache(base, disk=False))
+    settings = {"backbone": backbone, "size": size}
+    rows = []
+    try:
+        for path in files:
+            text = Path(path).read_text()
+            uri = Path(path).absolute().as_uri()
+            service.run(kind="score", text=_edit_colour(text, 10 ** 6), uri=uri,
+                        settings=settings)  # the workers warm, the file's code paths run
+            cold, again, stages_cold, stages_again, kept = [], [], [], [], 0
+            rng = random.Random(Path(path).name)
+            for i in range(repeat):
+                service.layer_cache.clear()
+                service.runs.clear()
+                first = recolour(text, 2 * i + 1, rng)
+                t = time.perf_counter()
+                job = service.run(kind="score", text=first, uri=uri, settings=settings)
+                cold.append(time.perf_counter() - t)
+                assert job.error is None and not job.cached, job.error
+                stages_cold.append(job.result["timings"])
+                before = service.incremental
+                t = time.perf_counter()
+                second = recolour(first if edit == "unit" else text, 2 * i + 2, rng)
+                job = service.run(kind="score", text=second, uri=uri, settings=settings)
+                again.append(time.perf_counter() - t)
+                assert job.error is None and not job.cached, job.error
+                kept += service.incremental - before
+                stages_again.append(job.result["timings"])
+            rows.append({
+                "file": path, "units": len(job.result["units"]),
+                "cold_s": statistics.median(cold), "again_s": statistics.median(again),
+                "ratio": statistics.median(a / c for a, c in zip(again, cold)),
+                "incremental_runs": kept,
+                "cold_stages": {k: statistics.median(t[k] for t in stages_cold)
+                                for k in STAGES},
+                "again_stages": {k: statistics.median(t[k] for t in stages_again)
+                                 for k in STAGES}})
+    finally:
+        service.close()
+        shutil.rmtree(base, ignore_errors=True)
+    return rows
+
+
+def main_incremental(args) -> int:
+    files = args.files or large_corpus_files()
+    load_before = _uptime()
+    rows = incremental_ab(files, args.repeat, args.size, args.backbone, args.edit)
+    load_after = _uptime()
+    if args.json:
+        print(json.dumps({"rows": rows, "uptime_before": load_before,
+                          "uptime_after": load_after}, indent=2))
+        return 0
+    what = "a random unit's colour" if args.edit == "unit" else "the first colour"
+    print(f"re-score after an edit of {what} vs cold, through the service API, "
+          f"{args.size} px, median of {args.repeat} A/B pairs")
+    print(f"before: {load_before}")
+    print(f"{'file':<28} {'units':>5} {'cold s':>7} {'again s':>7} {'again/cold':>10}   "
+          "stages cold -> again (render, composite, score, findings s)")
+    for r in rows:
+        stages = "  ".join(f"{r['cold_stages'][k]:.3f}->{r['again_stages'][k]:.3f}"
+                           for k in STAGES)
+        print(f"{Path(r['file']).parent.name + '/' + Path(r['file']).name:<28} "
+              f"{r['units']:>5} {r['cold_s']:>7.3f} {r['again_s']:>7.3f} "
+              f"{r['ratio']:>9.0%}   {stages}")
+    if rows:
+        print(f"median again/cold over {len(rows)} files: "
+              f"{statistics.median(r['ratio'] for r in rows):.0%}")
+    print(f"after:  {load_after}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m svgloo.daemon.bench_latency")
-    ap.add_argument("file", nargs="?", default=str(DEFAULT_FILE))
+    ap.add_argument("files", nargs="*")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--backbone", default="auto")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--incremental", action="store_true",
+                    help="re-score after an edit vs cold, A/B through the service API")
+    ap.add_argument("--size", type=int, default=384, help="render size for --incremental")
+    ap.add_argument("--edit", choices=("unit", "first"), default="unit",
+                    help="--incremental: recolour a random unit, or the file's first colour")
     args = ap.parse_args(argv)
+    if args.incremental:
+        return main_incremental(args)
+    args.file = args.files[0] if args.files else str(DEFAULT_FILE)
 
     from svgloo.daemon.client import DaemonClient, start_daemon
     from svgloo.engine.document import load_document
@@ -91,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             hit.append(dt)
         out["warm_full_render_s"] = statistics.median(full)
         out["warm_one_edit_s"] = statistics.median(edit)
+        out["edit_vs_full_render"] = statistics.median(e / f for e, f in zip(edit, full))
         out["cache_hit_s"] = statistics.median(hit)
         st = client.status()
         out["cache"] = {k: st["cache"][k] for k in ("hits", "misses", "layer_entries")}
@@ -123,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{out['warm_full_render_s'] * 1000:8.0f} ms")
         print(f"  warm score, one element edited:            "
               f"{out['warm_one_edit_s'] * 1000:8.0f} ms")
+        print(f"  one element edited / full render:          "
+              f"{out['edit_vs_full_render']:8.0%}")
         print(f"  cache hit:                                 {out['cache_hit_s'] * 1000:8.1f} ms")
         print(f"  in-process `svgloo score` (new process):   "
               f"{out['in_process_cli_s'] * 1000:8.0f} ms")

@@ -25,6 +25,9 @@ log = logging.getLogger("svgloo.daemon")
 
 PRIORITIES = {"interactive": 0, "batch": 1}
 LAYER_CACHE_BYTES = 512 * 1024 * 1024
+# Documents whose last scoring is kept for an incremental re-scoring after an edit (each
+# holds its full render, patches and the reference's statistics: a few MB at 384 px).
+KEPT_RUNS = 8
 
 
 class Cancelled(Exception):
@@ -222,6 +225,10 @@ class ScoringService:
         self.limits = limits
         self.cache = cache if cache is not None else ResultCache()
         self.layer_cache = LRUCache(max_bytes=layer_cache_bytes)
+        # (document, settings, backbone) -> its last ScoreRun: an edit re-scores only
+        # what it can have changed (score_document's ``previous``).
+        self.runs = LRUCache(max_items=KEPT_RUNS)
+        self.incremental = 0  # scorings that started from a kept run
         self.pool = pool or shared_pool(limits)
         self.started = time.time()
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
@@ -459,8 +466,13 @@ class ScoringService:
             choice, _ = self._choose(s)
             backbone = get_backbone(choice.name, s.weights, s.device, s.precision)
             check()
+            doc_key = (job.uri or job.name, repr(sorted(s.key().items())), choice.name)
+            previous = self.runs.get(doc_key)
             run = score_text(job.text, job.name, s, pool=self.pool, progress=check,
-                             backbone=backbone, layer_cache=self.layer_cache)
+                             backbone=backbone, layer_cache=self.layer_cache,
+                             previous=previous)
+            self.runs[doc_key] = run
+            self.incremental += previous is not None
             result = run.result
             result["backbone_detail"]["reason"] = choice.reason
             return result
@@ -584,7 +596,9 @@ class ScoringService:
                      "cancelled": self.cancelled, "interrupted": self.interrupted,
                      "preempted": self.preempted, "merged": self.merged},
             "cache": {**self.cache.stats(), "layer_entries": len(self.layer_cache),
-                      "layer_bytes": self.layer_cache.bytes},
+                      "layer_bytes": self.layer_cache.bytes,
+                      "documents_kept": len(self.runs),
+                      "incremental_scorings": self.incremental},
             "watching": sorted(self._watchers),
             "subscribers": len(self._subscribers),
             "render_workers": self.pool.workers,

@@ -131,12 +131,15 @@ def element_groups(us: UnitSet) -> list[range]:
 
 def render_layers(us: UnitSet, keeps: list[frozenset[int]], size: int, limits: Limits,
                   pool: RenderPool, layer_cache: MutableMapping | None = None,
-                  stage: Stage | None = None) -> list[Layer]:
+                  stage: Stage | None = None,
+                  texts: LayerTexts | None = None) -> list[Layer]:
     """Transparent layers keeping only the given units (the engine's layer texts and layer
     renders), taking what ``layer_cache`` already holds; ``stage`` advances one step per
-    layer."""
+    layer. ``texts``: layer texts already built for these units (leave-one-out's)."""
     cache = layer_cache if layer_cache is not None else {}
-    texts = LayerTexts(us, prune_resources=not has_structural_css(us.doc))
+    prune = not has_structural_css(us.doc)
+    if texts is None or texts.us is not us or texts.prune != prune:
+        texts = LayerTexts(us, prune_resources=prune)
     layer_texts = [texts.keeping(set(keep)) for keep in keeps]
     keys = [_layer_key(t, size) for t in layer_texts]
     # Read each hit once: a bounded cache (the daemon's LRU) may drop entries meanwhile.
@@ -183,9 +186,11 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
              pool: RenderPool, thresholds: FindingThresholds,
              layer_cache: MutableMapping | None = None,
              stage: Stage | None = None,
-             alone_known: Mapping[int, Layer] | None = None) -> list[list[Finding]]:
+             alone_known: Mapping[int, Layer] | None = None,
+             texts: LayerTexts | None = None) -> list[list[Finding]]:
     """Per unit, its findings: render each unit alone and each split path whole, then
-    count pixels. ``alone_known``: units already drawn alone (``LooResult.alone``)."""
+    count pixels. ``alone_known``: units already drawn alone (``LooResult.alone``);
+    ``texts``: the layer texts leave-one-out built (``LooResult.texts``), if any."""
     thresholds.check(us.doc.name)
     if thresholds.hidden > 1:  # no share can reach it: skip the renders
         return unit_findings(footprint_pixels, [(0, 0)] * len(us.units), size, thresholds)
@@ -196,7 +201,7 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
     stage = stage or WorkProgress(None).stage(0)
     stage.advance(len(us.units) - len(todo))
     layers = render_layers(us, [frozenset({k}) for k in todo] + split, size,
-                           limits, pool, layer_cache, stage)
+                           limits, pool, layer_cache, stage, texts)
     drawn = dict(zip(todo, layers))
     alone = [known[k] if k in known else drawn[k] for k in range(len(us.units))]
     whole = iter(layers[len(todo):])

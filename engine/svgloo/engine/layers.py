@@ -14,6 +14,7 @@ unreferenced resources. Each text is the source with those spans cut out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from svgloo.engine.blocks import stylesheet_text
 from svgloo.engine.document import Document
@@ -140,6 +141,8 @@ class LayerTexts:
             self._run_of[i] = (len(runs) - 1, len(runs[-1]) - 1)
             previous[p] = i
         self._element_of = [u.element for u in us.units]
+        # keep -> text: leave-one-out and findings ask for the same layers (a unit alone).
+        self._memo: dict[frozenset[int], str] = {}
 
     @staticmethod
     def _resources(doc: Document) -> list[int]:
@@ -160,15 +163,25 @@ class LayerTexts:
                 skip.add(node)
         return out
 
-    def keeping(self, keep: set[int]) -> str:
+    def keeping(self, keep: set[int],
+                insert: Iterable[tuple[int, int, str]] = ()) -> str:
         """The document text with only the units in ``keep`` (unit indices). Costs time
         in the size of what is kept and its siblings, not of the document: fast layers
-        call this once per unit."""
+        call this once per unit. ``insert``: (offset, offset, text) insertions inside
+        kept elements' start tags (capture marks)."""
+        if not insert:
+            key = frozenset(keep)
+            if key not in self._memo:
+                self._memo[key] = self._keeping(keep, ())
+            return self._memo[key]
+        return self._keeping(keep, insert)
+
+    def _keeping(self, keep: set[int], insert: Iterable[tuple[int, int, str]]) -> str:
         doc = self.doc
         kept_units: dict[int, set[int]] = {}
         for i in keep:
             kept_units.setdefault(self._element_of[i], set()).add(i)
-        spans: list[tuple[int, int, str]] = []
+        spans: list[tuple[int, int, str]] = list(insert)
         for e, kept in kept_units.items():
             if len(kept) < len(self._units_by_element[e]):
                 spans.extend((ed.start, ed.end, ed.new_text)

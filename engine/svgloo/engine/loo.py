@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from svgloo.engine.composite import composite_without, diff_box, over_u8, paste  # noqa: F401
 from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.pathdata import with_absolute_movetos
@@ -94,21 +95,26 @@ class LooResult:
     # unit -> its layer drawn alone (box, RGBA crop), where fast drew it on the way (the
     # subpaths of windowed compound paths, when asked): findings need not render them.
     alone: dict[int, tuple] = field(default_factory=dict)
+    # What an edit is compared with (fast only; see loo_fast's ``previous``): per block,
+    # the keys of every layer it was composited from, and those layers and regions.
+    block_keys: list[tuple] | None = field(default=None, repr=False)
+    block_layer: list[tuple] | None = field(default=None, repr=False)
+    without_layer: dict[int, tuple] | None = field(default=None, repr=False)
+    unit_region: list[Box | None] | None = field(default=None, repr=False)
+    # Units whose patch was composited in this call (None: all of them).
+    composited: set[int] | None = field(default=None, repr=False)
+    # unit -> Patch.footprint_pixels, as counted (kept from ``previous`` with the patch).
+    footprint_counts: dict[int, int] = field(default_factory=dict, repr=False)
+    # The layer texts fast built (findings reuse them for the same units).
+    texts: LayerTexts | None = field(default=None, repr=False)
+
+    def footprint_pixels(self, unit: int) -> int:
+        if unit not in self.footprint_counts:
+            self.footprint_counts[unit] = self.patches[unit].footprint_pixels(self.full)
+        return self.footprint_counts[unit]
 
     def image_without(self, unit: int) -> np.ndarray:
         return self.patches[unit].materialize(self.full)
-
-
-def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
-    if a.shape[-1] == 4 and a.flags.c_contiguous and b.flags.c_contiguous:
-        changed = a.view(np.uint32)[..., 0] != b.view(np.uint32)[..., 0]  # RGBA as one word
-    else:
-        changed = (a != b).any(axis=2)
-    rows = np.flatnonzero(changed.any(axis=1))
-    if rows.size == 0:
-        return None
-    cols = np.flatnonzero(changed.any(axis=0))
-    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
 
 
 def union_box(a: Box | None, b: Box | None) -> Box | None:
@@ -208,11 +214,15 @@ def loo_naive(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
 def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
              pool: RenderPool | None = None,
              progress: WorkProgress | ProgressFn | None = None,
-             layer_cache: MutableMapping | None = None, alone: bool = False) -> LooResult:
+             layer_cache: MutableMapping | None = None, alone: bool = False,
+             previous: LooResult | None = None) -> LooResult:
     """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
     whose text changed are rendered again. ``alone``: also draw each windowed subpath
-    alone, in its window (``LooResult.alone``; findings use them)."""
+    alone, in its window (``LooResult.alone``; findings use them). ``previous``: the
+    result for an earlier text of the same document (same size): units whose patch
+    cannot have changed keep it (see _unchanged_units); the patches are those of a call
+    without ``previous``, bit for bit."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
@@ -254,7 +264,7 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
     # Layers are captured in shared render passes where possible (see _Captures): exact
     # for units with no group effect above them; for members of local blocks "alone"
     # only the box is needed, which a capture gets right anyway.
-    renderer.capture = _Captures(us, not has_structural_css(us.doc))
+    renderer.capture = _Captures(us, texts)
     element_of = [u.element for u in us.units]
 
     # Compound paths drawn with no group effect above them: each subpath in its window.
@@ -290,6 +300,14 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
             items.append(_Item(text))
     layers1 = renderer.render(items, stages["round1"])
     stages["round1"].finish()
+    # Each block's layers by key: a block whose keys are all as before drew the same.
+    block_of = {k: b for b, block in enumerate(blocks) for k in block.units}
+    layer_keys: list[list[str]] = [[] for _ in blocks]
+    for b, e in paths.items():
+        if b in windowed:
+            layer_keys[b].extend(renderer.element_keys.get(e, ()))
+    for (kind, i), key in zip(round1, renderer.last_keys):
+        layer_keys[i if kind == "block" else block_of[i]].append(key)
     block_layer = [None] * len(blocks)
     solo: dict[int, tuple] = {}
     for (kind, i), layer in zip(round1, layers1):
@@ -322,8 +340,9 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
         len({element_of[j] for j in near}) == 1 else _Item(texts.keeping(near))
         for k, near in round2], stages["round2"])
     stages["round2"].finish()
-    for (k, _), layer in zip(round2, layers2):
+    for (k, _), layer, key in zip(round2, layers2, renderer.last_keys):
         without_layer[k] = layer
+        layer_keys[block_of[k]].append(key)
     t_render = time.perf_counter() - t0
 
     # Where each unit's leave-one-out image can differ from the full render: its own
@@ -341,14 +360,53 @@ def loo_fast(us: UnitSet, size: int = 384, limits: Limits = DEFAULT_LIMITS,
             unit_region[k] = _changed_box(unit_region[k], without_layer[k], block_layer[b])
 
     full, _ = full_job.result()
+    block_keys = [tuple(keys) for keys in layer_keys]
+    only = _unchanged_units(previous, blocks, block_keys, block_layer, unit_region, full)
     patches: list[Patch | None] = [None] * n
+    counts: dict[int, int] = {}
+    if only is not None:
+        patches = list(previous.patches)
+        # A kept patch's footprint reads the full render inside it: unchanged there too.
+        counts = {k: c for k, c in previous.footprint_counts.items() if k in only}
+        only = set(range(n)) - only
+        stages["composite"].advance(n - len(only))
     _composite(size, blocks, block_layer, without_layer, unit_region, patches, full,
-               stages["composite"])
+               stages["composite"], only)
     stages["composite"].finish()
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render},
-                     alone=alone_layer or {})
+                     alone=alone_layer or {}, block_keys=block_keys,
+                     block_layer=block_layer, without_layer=without_layer,
+                     unit_region=unit_region, composited=only, footprint_counts=counts,
+                     texts=texts)
+
+
+def _unchanged_units(previous: LooResult | None, blocks: list[Block],
+                     block_keys: list[tuple], block_layer: list[tuple],
+                     unit_region: list[Box | None], full: np.ndarray) -> set[int] | None:
+    """Units whose leave-one-out patch is the one in ``previous`` (None: no previous
+    result to compare with, or a different structure: composite every unit).
+
+    A unit's patch is a function of its region, the layers of its own block, the other
+    blocks' layers inside its region, and the full render inside its region (the patch
+    is shrunk to where it differs from it). A block whose layer keys are all as before
+    drew the same pixels; a block that changed changed pixels only inside its old and
+    new layer boxes, and the full render only inside the box where the two differ. So a
+    unit of an unchanged block whose region meets none of those boxes keeps its patch."""
+    if (previous is None or previous.block_keys is None or previous.blocks != blocks
+            or previous.full.shape != full.shape
+            or len(previous.block_keys) != len(block_keys)):
+        return None
+    changed: Box | None = diff_box(previous.full, full)
+    units: set[int] = set()
+    for b, keys in enumerate(block_keys):
+        if keys == previous.block_keys[b]:
+            units.update(blocks[b].units)
+        else:
+            changed = union_box(changed, union_box(previous.block_layer[b][0],
+                                                   block_layer[b][0]))
+    return {k for k in units if not _intersects(unit_region[k], changed)}
 
 
 class _background:
@@ -451,23 +509,41 @@ def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[in
     return jobs
 
 
-def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[int, list]],
-                      stage: Stage, pieces: dict[int, list[str]] | None = None
+def _run_subpath_jobs(renderer, captures: "_Captures", us: UnitSet, kind: str,
+                      work: list[tuple[int, list]], stage: Stage, pieces: dict[int, list[str]] | None = None
                       ) -> dict[int, list | str]:
     """Run ``kind`` work per element in shared passes; element -> results in order (or
-    the reason it is not local)."""
-    total = sum(len(items) for _, items in work)
-    per_job = max(16, min(400, -(-total // max(1, renderer.pool.workers * 2))))
-    jobs = _pack(work, per_job)
+    the reason it is not local). Each element's results are kept in the renderer's
+    layer cache under a key of what decides them (the text keeping that path alone, its
+    pieces and the work asked), and its keys in ``renderer.element_keys``: after an edit
+    elsewhere, a path's windows are not drawn again."""
     members: dict[int, set[int]] = {e: set() for e, _ in work}
     for u in us.units:  # one pass over the units, not one per path
         if u.element in members:
             members[u.element].add(u.index)
-    args = [(texts.keeping(set().union(*(members[e] for e in job))), renderer.size,
-             {str(e): (kind, chunk if pieces is None else (pieces[e], chunk))
+    spec = {e: (kind, items if pieces is None else (pieces[e], items)) for e, items in work}
+    # A path's results do not depend on the other paths drawn in the same pass (the
+    # passes are packed however the workers are counted), so they are cached per path,
+    # under the text without capture marks (the same up to the marks; no parse needed).
+    keys = {e: f"{kind}:" + _layer_key(f"{captures.texts.keeping(members[e])}\0{spec[e]!r}",
+                                        renderer.size) for e, _ in work}
+    out: dict[int, list | str] = {}
+    for e, items in work:
+        renderer.element_keys[e] = renderer.element_keys.get(e, ()) + (keys[e],)
+        try:
+            out[e] = renderer.cache[keys[e]]
+            stage.advance(len(items))
+        except KeyError:
+            pass
+    work = [(e, items) for e, items in work if e not in out]
+    total = sum(len(items) for _, items in work)
+    per_job = max(16, min(400, -(-total // max(1, renderer.pool.workers * 2))))
+    jobs = _pack(work, per_job)
+    args = [(captures.keeping(set().union(*(members[e] for e in job))), renderer.size,
+             {str(e): spec[e][:1] + ((chunk if pieces is None else (pieces[e], chunk)),)
               for e, (lo, chunk) in job.items()},
              renderer.limits, renderer.name) for job in jobs]
-    out: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
+    fresh: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
 
     def tick(j: int) -> None:
         stage.advance(sum(len(chunk) for _, chunk in jobs[j].values()))
@@ -476,11 +552,14 @@ def _run_subpath_jobs(renderer, texts, us: UnitSet, kind: str, work: list[tuple[
                                                   on_done=tick)):
         for e, (lo, chunk) in job.items():
             result = found.get(str(e))
-            if isinstance(result, str) or isinstance(out[e], str):
-                out[e] = out[e] if isinstance(out[e], str) else result
+            if isinstance(result, str) or isinstance(fresh[e], str):
+                fresh[e] = fresh[e] if isinstance(fresh[e], str) else result
                 continue
-            out[e][lo:lo + len(chunk)] = result if result is not None else [None] * len(chunk)
+            fresh[e][lo:lo + len(chunk)] = \
+                result if result is not None else [None] * len(chunk)
     renderer.renders += len(jobs)
+    for e, result in fresh.items():
+        out[e] = renderer.cache[keys[e]] = result
     return out
 
 
@@ -504,13 +583,13 @@ def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_lay
         boxes_stage.finish()
         windows_stage.finish()
         return set()
-    texts = renderer.capture.texts
+    captures = renderer.capture
     pieces: dict[int, list[str]] = {}
     for e in paths.values():
         split = us.splits[e]
         raw = us.doc.text[split.value_start:split.value_end]
         pieces[e] = [raw[sp.start:sp.end] for sp in split.subpaths]
-    boxes = _run_subpath_jobs(renderer, texts, us, "boxes", list(pieces.items()), boxes_stage)
+    boxes = _run_subpath_jobs(renderer, captures, us, "boxes", list(pieces.items()), boxes_stage)
     boxes_stage.finish()
     handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
     work = []
@@ -556,7 +635,7 @@ def _subpath_windows(us, blocks, paths, renderer, size, unit_region, without_lay
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
-    layers = _run_subpath_jobs(renderer, texts, us, "windows", todo, windows_stage, pieces)
+    layers = _run_subpath_jobs(renderer, captures, us, "windows", todo, windows_stage, pieces)
     windows_stage.finish()
     for b in handled:
         e = paths[b]
@@ -603,21 +682,27 @@ class _Item:
 
 
 class _Captures:
-    """Texts for capture passes: the document with every unit element's start tag marked
-    with its element index, keeping a chosen set of units (the rest pruned as in any layer
-    text). Items captured in one pass must draw different elements."""
+    """Texts for capture passes: the document with every kept unit element's start tag
+    marked with its element index, keeping a chosen set of units (the rest pruned as in
+    any layer text). Items captured in one pass must draw different elements.
 
-    def __init__(self, us: UnitSet, prune: bool):
+    The text is the layer text with the marks inserted: what the layer texts of the
+    marked document give (tests/engine/test_layers.py), without parsing that document."""
+
+    def __init__(self, us: UnitSet, texts: LayerTexts):
         doc = us.doc
-        edits = []
-        for element in {u.element for u in us.units}:
-            span = doc.elements[element]
-            name_end = span.start + 1
+        self.texts = texts  # the layer texts, unmarked
+        self._element_of = [u.element for u in us.units]
+        self._mark: dict[int, tuple[int, int, str]] = {}
+        for element in set(self._element_of):
+            name_end = doc.elements[element].start + 1
             while doc.text[name_end] not in " \t\r\n/>":
                 name_end += 1
-            edits.append(TextEdit(name_end, name_end, f' {CAPTURE_ATTR}="{element}"'))
-        marked = parse_document(apply_edits(doc.text, edits), doc.name)
-        self.texts = LayerTexts(extract_units(marked, bool(us.splits)), prune)
+            self._mark[element] = (name_end, name_end, f' {CAPTURE_ATTR}="{element}"')
+
+    def keeping(self, keep: set[int]) -> str:
+        marks = [self._mark[e] for e in {self._element_of[k] for k in keep}]
+        return self.texts.keeping(keep, marks)
 
     @staticmethod
     def passes(items: list[_Item], workers: int) -> list[list[int]]:
@@ -648,11 +733,14 @@ class _LayerRenderer:
         self.per_job = per_job
         self.renders = 0
         self.capture: _Captures | None = None
+        self.last_keys: list[str] = []  # the keys of the last render()'s items
+        self.element_keys: dict[int, tuple[str, ...]] = {}  # compound path -> its windows' keys
 
     def render(self, items: list[_Item], stage: Stage) -> list[tuple]:
         """The items' layers; ``stage`` advances by one step per item."""
         keys = [("box:" if item.box_only else "") + _layer_key(item.text, self.size)
                 for item in items]
+        self.last_keys = keys
         # Results are kept here for this call: the cache may be bounded and evict what it
         # was just given (a daemon's layer cache on a large document).
         got: dict[str, tuple] = {}
@@ -667,7 +755,7 @@ class _LayerRenderer:
         single = [i for i in missing if items[i].keep is None or not self.capture]
         if captured:
             passes = _Captures.passes([items[i] for i in captured], self.pool.workers)
-            jobs = [(self.capture.texts.keeping(set().union(*(items[captured[n]].keep
+            jobs = [(self.capture.keeping(set().union(*(items[captured[n]].keep
                                                                for n in p))),
                      self.size, self.limits, self.name) for p in passes]
             for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name,
@@ -706,99 +794,41 @@ def _layer_key(text: str, size: int) -> str:
     return hashlib.blake2b(f"{size}\0{text}".encode(), digest_size=16).hexdigest()
 
 
-def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Premultiplied RGBA ``src`` over ``dst``, both uint8, rounded the way cairo's pixman
-    does it (``d * (255 - a) / 255`` with its DIV_255 rounding, then a saturating add), so
-    a chain of these reproduces cairo's own drawing order bit for bit or within 1/255."""
-    t = dst * (255 - src[..., 3:4]).astype(np.uint16)
-    t += 128
-    t += t >> 8
-    t >>= 8
-    t += src
-    return np.minimum(t, 255, out=t).astype(np.uint8)
-
-
-def _paste(region: Box, layer: tuple[Box | None, np.ndarray | None]) -> np.ndarray:
-    """The layer inside ``region`` as uint8 RGBA (zeros where it has no pixels)."""
-    y0, y1, x0, x1 = region
-    out = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
-    box, pixels = layer
-    if box is None:
-        return out
-    iy0, iy1 = max(y0, box[0]), min(y1, box[1])
-    ix0, ix1 = max(x0, box[2]), min(x1, box[3])
-    if iy0 < iy1 and ix0 < ix1:
-        out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = \
-            pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]]
-    return out
-
-
 def _changed_box(region: Box | None, without: tuple, layer: tuple) -> Box | None:
     """The part of ``region`` where two layers differ (None: nowhere)."""
     if region is None:
         return None
-    box = diff_box(_paste(region, without), _paste(region, layer))
+    box = diff_box(paste(region, without), paste(region, layer))
     if box is None:
         return None
     return region[0] + box[0], region[0] + box[1], region[2] + box[2], region[2] + box[3]
 
 
-def _tight_patch(region: Box, pixels: np.ndarray, full: np.ndarray) -> Patch:
-    """The patch shrunk to where it really differs from the full render (a block's region
-    can be much larger than one unit's effect; this keeps memory and scoring small)."""
-    y0, y1, x0, x1 = region
-    box = diff_box(pixels, full[y0:y1, x0:x1])
-    if box is None:
-        return Patch(None, None)
-    by0, by1, bx0, bx1 = box
-    return Patch((y0 + by0, y0 + by1, x0 + bx0, x0 + bx1),
-                 pixels[by0:by1, bx0:bx1].copy())
-
-
 def _composite(size, blocks, block_layer, without_layer, unit_region, patches, full,
-               stage: Stage):
-    """Leave-one-out images: for unit k of block b, inside k's region, start from the
-    blocks below b (kept up to date by a forward sweep), draw b without k, then every
-    later block whose layer touches the region, in z-order - cairo's own order."""
-    boxes = np.array([box if box is not None else (0, 0, 0, 0)
-                      for box, _ in block_layer], dtype=np.int64).reshape(-1, 4)
-    below = np.zeros((size, size, 4), np.uint8)  # transparent, as cairo starts
-    for b, block in enumerate(blocks):
-        for k in block.units:
-            region = unit_region[k]
-            if region is None:
-                patches[k] = Patch(None, None)
-                stage.advance()
-                continue
-            y0, y1, x0, x1 = region
-            canvas = below[y0:y1, x0:x1].copy()
-            if len(block) > 1:
-                canvas = over_u8(_paste(region, without_layer[k]), canvas)
-            later = boxes[b + 1:]
-            touching = np.flatnonzero((later[:, 0] < y1) & (later[:, 1] > y0)
-                                      & (later[:, 2] < x1) & (later[:, 3] > x0)) + b + 1
-            for j in touching:
-                by0, by1, bx0, bx1 = boxes[j]
-                iy0, iy1, ix0, ix1 = max(y0, by0), min(y1, by1), max(x0, bx0), min(x1, bx1)
-                pixels = block_layer[j][1][iy0 - by0:iy1 - by0, ix0 - bx0:ix1 - bx0]
-                view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
-                canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(pixels, view)
-            patches[k] = _tight_patch(region, over_white(canvas), full)
-            stage.advance()
-        box, pixels = block_layer[b]
-        if box is not None:
-            y0, y1, x0, x1 = box
-            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
+               stage: Stage, only: set[int] | None = None):
+    """Leave-one-out images (see composite.py): for unit k of block b, inside k's region,
+    the blocks below b, then b without k, then every later block, in z-order - cairo's
+    own order. ``only``: the units to composite (the others' patches are left as they
+    are)."""
+    def done(k, patch):
+        patches[k] = Patch(*patch)
+        stage.advance()
+
+    composite_without(size, [block.units for block in blocks], block_layer, without_layer,
+                      unit_region, full, done, only)
 
 
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = 384,
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                   progress: WorkProgress | ProgressFn | None = None,
-                  layer_cache: MutableMapping | None = None, alone: bool = False) -> LooResult:
-    """``alone``: fast also returns the layers it can draw alone on the way (see loo_fast)."""
+                  layer_cache: MutableMapping | None = None, alone: bool = False,
+                  previous: LooResult | None = None) -> LooResult:
+    """``alone``: fast also returns the layers it can draw alone on the way; ``previous``:
+    an earlier result of the same document whose unchanged patches fast keeps (see
+    loo_fast)."""
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":
         return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache,
-                        alone=alone)
+                        alone=alone, previous=previous)
     raise ValueError(f"unknown leave-one-out method {method!r} (fast or naive)")

@@ -73,6 +73,9 @@ class ScoreRun:
     units: UnitSet
     loo: LooResult
     footprints_cache: dict = field(default_factory=dict, repr=False)
+    # What a later scoring of an edited text reuses (score_document's ``previous``).
+    settings: ScoreSettings | None = field(default=None, repr=False)
+    prepared: object = field(default=None, repr=False)
 
     def footprint(self, unit: int) -> np.ndarray:
         if unit not in self.footprints_cache:
@@ -86,13 +89,16 @@ def _render_svg_reference(path: str, size: int, limits: Limits, pool: RenderPool
 
 def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                    pool: RenderPool | None = None, progress=None,
-                   backbone=None, layer_cache=None) -> ScoreRun:
+                   backbone=None, layer_cache=None,
+                   previous: ScoreRun | None = None) -> ScoreRun:
     """Score every unit of a parsed document. Raises SvglooError subclasses only.
 
     ``progress(done, total)`` is called as the work goes (steps of every stage: renders,
     composites, similarities, findings; see progress.py); ``backbone`` overrides the
     settings' backbone with a loaded instance; ``layer_cache`` (a mapping kept by the
-    caller) lets the fast method reuse layer renders across calls."""
+    caller) lets the fast method reuse layer renders across calls; ``previous`` (the run
+    of an earlier text of the same document, same settings and backbone) lets it keep
+    what the edit cannot have changed: the result is that of a call without it."""
     t0 = time.perf_counter()
     limits = settings.limits
     pool = pool or shared_pool(limits)
@@ -116,8 +122,12 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     finding = work.stage(findings_steps(units, thresholds), ARRAY_STEP)
     # Findings render units alone; a shared cache reuses loo_fast's single-unit layers.
     layer_cache = {} if layer_cache is None else layer_cache
+    if previous is not None and (previous.settings != settings
+                                 or previous.result.get("backbone") != backbone.name):
+        previous = None
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
-                        layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0)
+                        layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0,
+                        previous=previous.loo if previous else None)
     t_score = time.perf_counter()
     reference = load_reference(
         spec, settings.size, loo.full,
@@ -127,7 +137,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     prepared = backbone.prepare(reference)
     full_score = float(backbone.similarity(loo.full[None], prepared)[0])
     if hasattr(backbone, "similarity_patched"):
-        scores = _similarity_patched(backbone, loo, prepared, scoring)
+        scores = _similarity_patched(backbone, loo, prepared, scoring, previous)
     else:
         scores = _similarity_batched(backbone, loo, prepared, full_score, scoring)
     scoring.finish()
@@ -137,7 +147,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     unit_rows: list[UnitRow] = []
     for u, s in zip(units.units, scores):
         delta = full_score - float(s)
-        fp_pixels = loo.patches[u.index].footprint_pixels(loo.full)
+        fp_pixels = loo.footprint_pixels(u.index)
         (l0, c0), (l1, c1) = doc.position(u.start), doc.position(u.end)
         unit_rows.append({
             "index": u.index, "tag": u.tag, "id": u.id, "kind": u.kind,
@@ -150,7 +160,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         })
     t_findings = time.perf_counter()
     found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
-                     limits, pool, thresholds, layer_cache, finding, loo.alone)
+                     limits, pool, thresholds, layer_cache, finding, loo.alone,
+                     texts=loo.texts)
     finding.finish()
     for row, findings in zip(unit_rows, found):
         row["findings"] = findings
@@ -196,22 +207,27 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                     "renders": loo.renders,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }
-    return ScoreRun(result, doc, units, loo)
+    return ScoreRun(result, doc, units, loo, settings=settings, prepared=prepared)
 
 
-def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage) -> np.ndarray:
+def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage,
+                        previous: ScoreRun | None = None) -> np.ndarray:
     """A backbone that scores patches itself; it reports each one done when its
-    ``similarity_patched`` takes ``on_done`` (a callable, called with a count)."""
+    ``similarity_patched`` takes ``on_done`` (a callable, called with a count), and
+    reuses what it can of an earlier scoring when it takes ``previous`` (the earlier
+    full render, patches and prepared reference; see protocols.Backbone)."""
     import inspect
 
     try:
-        takes_on_done = "on_done" in inspect.signature(backbone.similarity_patched).parameters
+        takes = inspect.signature(backbone.similarity_patched).parameters
     except (TypeError, ValueError):  # no signature to read (a builtin): assume not
-        takes_on_done = False
-    if takes_on_done:
-        return backbone.similarity_patched(loo.full, loo.patches, prepared,
-                                           on_done=stage.advance)
-    return backbone.similarity_patched(loo.full, loo.patches, prepared)
+        takes = {}
+    kw = {}
+    if "on_done" in takes:
+        kw["on_done"] = stage.advance
+    if "previous" in takes and previous is not None:
+        kw["previous"] = (previous.loo.full, previous.loo.patches, previous.prepared)
+    return backbone.similarity_patched(loo.full, loo.patches, prepared, **kw)
 
 
 def _similarity_batched(backbone, loo: LooResult, prepared, full_score: float,

@@ -47,7 +47,7 @@ from .convert import (DiagnosticOptions, LineIndex, document_diagnostics, encodi
 
 log = logging.getLogger("svgloo.lsp")
 
-DEBOUNCE_S = 0.4
+DEBOUNCE_S = 0.1
 CONFIG_WAIT_S = 3.0
 SECTION = "svgloo"
 SUMMARY_COMMAND = "svgloo.showSummary"
@@ -126,6 +126,7 @@ class DocState:
     structure: dict | None = None
     structure_spans: list = field(default_factory=list)
     layer_cache: dict = field(default_factory=dict)
+    run: Any = None                     # the last in-process ScoreRun: an edit starts from it
     waiters: list = field(default_factory=list)
     published: tuple | None = None      # (version, diagnostics) last pushed
     removal: tuple | None = None        # (text, candidates, size, allowed, RemovalCheck)
@@ -268,10 +269,10 @@ class SvglooServer(LanguageServer):
                     loop.call_soon_threadsafe(progress.report, done, total)
 
             try:
-                result = await loop.run_in_executor(
+                st.run = await loop.run_in_executor(
                     self.executor, _score_in_process, text, name, settings.engine_dict(),
-                    on_progress, st.layer_cache)
-                return result, None
+                    on_progress, st.layer_cache, st.run)
+                return st.run.result, None
             except SvglooError as exc:
                 return None, exc
             except _Cancelled:
@@ -518,12 +519,14 @@ def _score_via_daemon(text: str, uri: str, version, settings: dict) -> dict | No
         return None
 
 
-def _score_in_process(text: str, name: str, settings: dict, progress, layer_cache) -> dict:
+def _score_in_process(text: str, name: str, settings: dict, progress, layer_cache,
+                      previous=None):
+    """The engine's ScoreRun; ``previous`` (the document's last run) lets it re-score only
+    what an edit can have changed (the engine falls back to a cold scoring by itself)."""
     from svgloo.engine.score import ScoreSettings, score_text
 
-    run = score_text(text, name, ScoreSettings(**settings), progress=progress,
-                     layer_cache=layer_cache)
-    return run.result
+    return score_text(text, name, ScoreSettings(**settings), progress=progress,
+                      layer_cache=layer_cache, previous=previous)
 
 
 def _check_removal(text: str, name: str, candidates: list[int], size: int,

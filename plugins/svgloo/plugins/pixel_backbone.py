@@ -103,6 +103,16 @@ class _Prepared:
         # The SSIM map of the last whole image scored (other than the reference): the
         # engine scores the full render and then its patches, which start from that map.
         self.last_map: tuple[bytes, np.ndarray] | None = None
+        # Per patch scored by similarity_patched: (patch, sum of the full render's map
+        # and of the patched map around it), for a later scoring of an edited document.
+        self.patch_sums: list[tuple | None] = []
+
+    def adopt(self, other: "_Prepared") -> None:
+        """Take the statistics another preparation of an equal reference computed."""
+        self.y_padded, self.mu_y, self.den_y1, self.den_y2 = (
+            other.y_padded, other.mu_y, other.den_y1, other.den_y2)
+        self._ready = other._ready
+        self.last_map = other.last_map
 
     def ensure(self, y0: int, y1: int, x0: int, x1: int) -> None:
         """Compute the statistics of every tile meeting rows y0:y1, columns x0:x1 that is
@@ -191,18 +201,33 @@ class PixelBackbone:
         return out
 
     def similarity_patched(self, full: np.ndarray, patches, prepared: _Prepared,
-                           on_done=None) -> np.ndarray:
+                           on_done=None, previous=None) -> np.ndarray:
         """Similarity of each leave-one-out image given as a patch on ``full`` (objects with
-        ``box`` = (y0, y1, x0, x1) or None, and ``pixels``); ``on_done(1)`` after each."""
+        ``box`` = (y0, y1, x0, x1) or None, and ``pixels``); ``on_done(1)`` after each.
+
+        ``previous``: (full, patches, prepared) of an earlier scoring of the same
+        document. A patch that is the same object as before keeps its sums when the
+        map around it cannot have changed: SSIM at a pixel reads the images within
+        RADIUS of it, so the sums over the box grown by RADIUS read the full render and
+        the reference within 2 * RADIUS of the box; if neither changed there, the sums
+        are the same numbers, and the score is computed from them as before."""
+        old = _reusable_sums(full, patches, prepared, previous)
         x_full = _planes(full)
         full_map = prepared.map_of(full)
         total = float(full_map.sum(dtype=np.float64))
         h, w = full_map.shape
         npix = h * w
         out = np.empty(len(patches), np.float64)
+        sums: list[tuple | None] = [None] * len(patches)
         for i, patch in enumerate(patches):
             if patch.box is None:
                 out[i] = total / npix
+                if on_done is not None:
+                    on_done(1)
+                continue
+            if old[i] is not None:
+                sums[i] = old[i]
+                out[i] = (total - old[i][1] + old[i][2]) / npix
                 if on_done is not None:
                     on_done(1)
                 continue
@@ -222,9 +247,57 @@ class PixelBackbone:
             y_crop = prepared.y_padded[:, dy0:dy1 + 2 * RADIUS, dx0:dx1 + 2 * RADIUS]
             prepared.ensure(dy0, dy1, dx0, dx1)
             local = _ssim_map(crop, y_crop, prepared, (slice(dy0, dy1), slice(dx0, dx1)))
-            old = full_map[dy0:dy1, dx0:dx1]
-            out[i] = (total - float(old.sum(dtype=np.float64))
-                      + float(local.sum(dtype=np.float64))) / npix
+            was = float(full_map[dy0:dy1, dx0:dx1].sum(dtype=np.float64))
+            now = float(local.sum(dtype=np.float64))
+            sums[i] = (patch, was, now)
+            out[i] = (total - was + now) / npix
             if on_done is not None:
                 on_done(1)
+        prepared.patch_sums = sums
         return out
+
+
+def _changed_box(a: np.ndarray, b: np.ndarray):
+    """Bounding box (y0, y1, x0, x1) of the pixels where two images differ, or None."""
+    changed = a != b  # rows first, over whole rows of bytes (a reduction over 3 is slow)
+    rows = np.flatnonzero(changed.reshape(changed.shape[0], -1).any(axis=1))
+    if rows.size == 0:
+        return None
+    cols = np.flatnonzero(changed[rows[0]:rows[-1] + 1].any(axis=0).any(axis=-1))
+    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+
+
+def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> list:
+    """Per patch, its sums from ``previous`` where they still hold (else None); adopts the
+    earlier preparation's statistics when the reference is the same image."""
+    none = [None] * len(patches)
+    if previous is None:
+        return none
+    old_full, old_patches, old_prepared = previous
+    if (not isinstance(old_prepared, _Prepared) or old_full.shape != full.shape
+            or old_prepared.image.shape != prepared.image.shape
+            or len(old_prepared.patch_sums) != len(patches)):
+        return none
+    full_changed = _changed_box(old_full, full)
+    if prepared.image is full and old_prepared.image is old_full:
+        reference_changed = full_changed  # self-analysis: the reference is the render
+    elif np.array_equal(old_prepared.image, prepared.image):
+        reference_changed = None
+        if old_prepared is not prepared:
+            prepared.adopt(old_prepared)
+    else:
+        reference_changed = _changed_box(old_prepared.image, prepared.image)
+    changed = [box for box in (reference_changed, full_changed) if box is not None]
+    h, w = full.shape[:2]
+    reach = 2 * RADIUS
+    out = list(none)
+    for i, (patch, kept) in enumerate(zip(patches, old_prepared.patch_sums)):
+        if kept is None or kept[0] is not patch or patch.box is None:
+            continue
+        y0, y1, x0, x1 = patch.box
+        ey0, ey1 = max(0, y0 - reach), min(h, y1 + reach)
+        ex0, ex1 = max(0, x0 - reach), min(w, x1 + reach)
+        if not any(cy0 < ey1 and ey0 < cy1 and cx0 < ex1 and ex0 < cx1
+                   for cy0, cy1, cx0, cx1 in changed):
+            out[i] = kept
+    return out

@@ -17,6 +17,16 @@ each method runs in a fresh process: wall time and peak memory of the whole proc
 (main process, fork server and every render worker, each at its own peak, summed). Naive
 is quadratic: it runs up to ``--naive-max`` subpaths only.
 
+``--incremental``: what an editor waits for after an edit. Per file, a scoring, then
+seeded random edits one after another (a colour changed, a shape moved, an element
+removed, an element added; validation/random_edits.py), each re-scored from the previous
+run (``score_document(previous=)``, as the daemon does) and scored cold (no previous run,
+no layer cache) back to back in one process: how many re-scorings equal the cold one (the
+whole JSON but timings: must be all), and per size band and edit kind the median
+re-score/cold time ratio, plus the median cost of each stage (renders, composites,
+similarities, findings) cold and after a colour edit. ``--size`` (default 384) and
+``--rounds`` (edits of each kind, default 1).
+
 ``--cli``: what a user waits for: whole processes ``svgloo score FILE --json --backbone
 pixel``, ``--method fast`` and ``--method naive`` back to back per file; median ratio and
 median times per size band, for all files and for the compound-path files, and the floor
@@ -243,6 +253,86 @@ def compound_only(rows: list[dict]) -> list[dict]:
     return out
 
 
+STAGES = ("render_s", "composite_s", "score_s", "findings_s")
+
+
+def incremental_file(path: Path, pool, size: int, rounds: int) -> list[dict]:
+    """One row per edit: kind, equal to cold or not, both times, the stages' times, and
+    how many units were composited again (None: all, a cold scoring)."""
+    import random
+
+    from svgloo.engine.errors import SvglooError
+    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.validation.random_edits import KINDS, random_edit
+
+    settings = ScoreSettings(backbone="pixel", size=size, limits=pool.limits)
+    text, name, cache = path.read_text(), str(path), {}
+    try:
+        run = score_text(text, name, settings, pool=pool, layer_cache=cache)
+    except SvglooError:
+        return []
+    rng = random.Random(path.name)
+    rows = []
+    for kind in KINDS * rounds:
+        edited = random_edit(text, kind, rng, name)
+        try:
+            t = time.perf_counter()
+            again = score_text(edited, name, settings, pool=pool, layer_cache=cache,
+                               previous=run)
+            t_again = time.perf_counter() - t
+            t = time.perf_counter()
+            cold = score_text(edited, name, settings, pool=pool, layer_cache={})
+            t_cold = time.perf_counter() - t
+        except SvglooError:
+            continue  # an edit the engine refuses (both ways): nothing to compare
+        same = ({k: v for k, v in again.result.items() if k != "timings"}
+                == {k: v for k, v in cold.result.items() if k != "timings"})
+        n = len(again.units.units)
+        rows.append({"file": name, "units": n, "band": _band(n), "edit": kind,
+                     "equal": same, "again_s": t_again, "cold_s": t_cold,
+                     "ratio": t_again / max(t_cold, 1e-9),
+                     "composited": None if again.loo.composited is None
+                     else len(again.loo.composited),
+                     "again_stages": {k: again.result["timings"][k] for k in STAGES},
+                     "cold_stages": {k: cold.result["timings"][k] for k in STAGES}})
+        run, text = again, edited
+    return rows
+
+
+def machine_load() -> str:
+    try:
+        return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "load unknown"
+
+
+def print_incremental(rows: list[dict], size: int, load_before: str) -> None:
+    from svgloo.validation.random_edits import KINDS
+
+    equal = sum(r["equal"] for r in rows)
+    files = len({r["file"] for r in rows})
+    print(f"{len(rows)} edits of {files} files at {size} px: {equal} re-scorings equal the "
+          f"cold scoring, {len(rows) - equal} differ ({load_before}; after: {machine_load()})")
+    print(f"{'band':>8} {'edit':>7} {'edits':>5} {'kept runs':>9} {'median again/cold':>17} "
+          f"{'median again s':>14} {'median cold s':>13}")
+    for band in [b[0] for b in BANDS]:
+        for kind in KINDS:
+            group = [r for r in rows if r["band"] == band and r["edit"] == kind]
+            if not group:
+                continue
+            kept = sum(r["composited"] is not None for r in group)
+            print(f"{band:>8} {kind:>7} {len(group):>5} {kept:>9} "
+                  f"{statistics.median(r['ratio'] for r in group):>16.0%} "
+                  f"{statistics.median(r['again_s'] for r in group):>14.3f} "
+                  f"{statistics.median(r['cold_s'] for r in group):>13.3f}")
+    big = [r for r in rows if r["band"] == ">=100" and r["edit"] == "colour"]
+    if big:
+        print("stages, files >= 100 units, colour edit (median s): "
+              + ", ".join(f"{k[:-2]} {statistics.median(r['cold_stages'][k] for r in big):.3f}"
+                          f" cold / {statistics.median(r['again_stages'][k] for r in big):.3f}"
+                          " again" for k in STAGES))
+
+
 def summarize(rows: list[dict]) -> list[dict]:
     table = []
     for name in [b[0] for b in BANDS] + ["overall"]:
@@ -270,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from svgloo.engine.workers import RenderPool
 
-    default_dir = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+    default_dir = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
     p = argparse.ArgumentParser(prog="python -m svgloo.validation.bench_loo",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("dir", nargs="?", default=str(default_dir))
@@ -282,6 +372,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="largest synthetic file naive runs on (default 1000)")
     p.add_argument("--cli", action="store_true",
                    help="whole `svgloo score` processes, fast vs naive")
+    p.add_argument("--incremental", action="store_true",
+                   help="re-scoring after random edits vs cold scoring (equal? how fast?)")
+    p.add_argument("--size", type=int, default=384, help="render size for --incremental")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="edits of each kind per file for --incremental")
     args = p.parse_args(argv)
     if args.scaling:
         rows = scaling(args.naive_max)
@@ -292,6 +387,19 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"no .svg files under {args.dir}", file=sys.stderr)
         return 2
+    if args.incremental:
+        pool = RenderPool()
+        load_before = machine_load()
+        rows = []
+        try:
+            for path in tqdm(files, desc="re-scoring after edits vs cold", file=sys.stderr):
+                rows.extend(incremental_file(path, pool, args.size, args.rounds))
+        finally:
+            pool.close()
+        print_incremental(rows, args.size, load_before)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"rows": rows}, indent=1))
+        return 0 if all(r["equal"] for r in rows) else 1
     if args.cli:
         rows = []
         process_floor(runs=1)  # writes the bytecode caches before anything is timed

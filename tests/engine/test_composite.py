@@ -1,0 +1,106 @@
+"""The live-pixel compositing equals the unit-by-unit chain of "over", bit for bit (the
+engine picks one or the other by the work each would do; both are tested here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import svgloo.engine.loo as loo
+from svgloo.engine.composite import composite_without, over_u8, paste, tight
+from svgloo.engine.document import load_document
+from svgloo.engine.render import over_white
+from svgloo.engine.units import extract_units
+
+# Overlap-heavy (577 units, 23,600 region x layer pairs), a compound-path emoji (windows,
+# local blocks) and a logo with group opacity.
+FILES = ["logos/memgraph.svg", "noto/emoji_u1f9af.svg", "logos/tastejs.svg",
+         "logos/safari.svg", "twemoji/1f46f.svg"]
+
+
+def chain_of_over(size, blocks, block_layer, without_layer, unit_region, full):
+    """The leave-one-out images as the engine computed them before (one unit at a time:
+    the blocks below, the block without the unit, every later block meeting the region)."""
+    out = {}
+    below = np.zeros((size, size, 4), np.uint8)
+    for b, block in enumerate(blocks):
+        for k in block.units:
+            region = unit_region[k]
+            if region is None:
+                out[k] = (None, None)
+                continue
+            y0, y1, x0, x1 = region
+            canvas = below[y0:y1, x0:x1].copy()
+            if len(block) > 1:
+                canvas = over_u8(paste(region, without_layer[k]), canvas)
+            for j in range(b + 1, len(blocks)):
+                box, pixels = block_layer[j]
+                if box is None:
+                    continue
+                by0, by1, bx0, bx1 = box
+                iy0, iy1, ix0, ix1 = max(y0, by0), min(y1, by1), max(x0, bx0), min(x1, bx1)
+                if iy0 >= iy1 or ix0 >= ix1:
+                    continue
+                view = canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]
+                canvas[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = over_u8(
+                    pixels[iy0 - by0:iy1 - by0, ix0 - bx0:ix1 - bx0], view)
+            out[k] = tight(region, over_white(canvas), full)
+        box, pixels = block_layer[b]
+        if box is not None:
+            y0, y1, x0, x1 = box
+            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
+    return out
+
+
+def _same(a, b) -> bool:
+    return a[0] == b[0] and (a[1] is None and b[1] is None
+                             or a[1] is not None and b[1] is not None
+                             and np.array_equal(a[1], b[1]))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", FILES)
+def test_live_pixel_compositing_equals_the_unit_by_unit_chain(corpus_dir, render_pool,
+                                                               monkeypatch, name):
+    seen = []
+    real = loo._composite
+
+    def spy(size, blocks, block_layer, without_layer, unit_region, patches, full, stage,
+            only=None):
+        seen.append((size, blocks, block_layer, dict(without_layer), list(unit_region),
+                     full))
+        return real(size, blocks, block_layer, without_layer, unit_region, patches, full,
+                    stage, only)
+
+    monkeypatch.setattr(loo, "_composite", spy)
+    us = extract_units(load_document(corpus_dir / name))
+    result = loo.loo_fast(us, 192, pool=render_pool)
+    [(size, blocks, block_layer, without_layer, unit_region, full)] = seen
+    expected = chain_of_over(size, blocks, block_layer, without_layer, unit_region, full)
+    assert len(expected) == len(us.units)
+    for k, patch in enumerate(result.patches):
+        assert _same((patch.box, patch.pixels), expected[k]), f"unit {k}"
+    # each method, on every unit and on a subset (as after an edit)
+    some = set(range(0, len(us.units), 3))
+    for method in ("live", "chain"):
+        for only in (None, some):
+            got = {}
+            composite_without(size, [b.units for b in blocks], block_layer, without_layer,
+                              unit_region, full, lambda k, p: got.__setitem__(k, p), only,
+                              method)
+            assert set(got) == (some if only else set(range(len(us.units))))
+            assert all(_same(got[k], expected[k]) for k in got), (method, bool(only))
+
+
+def test_opaque_and_empty_pixels_are_exact_shortcuts():
+    """The two facts the compositing rests on, for every value below."""
+    dst = np.stack(np.meshgrid(np.arange(256), np.arange(256)), -1).reshape(-1, 2)
+    below = np.zeros((len(dst), 4), np.uint8)
+    below[:, 0] = dst[:, 0]
+    below[:, 3] = np.maximum(dst[:, 0], dst[:, 1])
+    empty = np.zeros_like(below)
+    assert np.array_equal(over_u8(empty, below), below)
+    opaque = np.zeros_like(below)
+    opaque[:, 0], opaque[:, 3] = dst[:, 1], 255
+    assert np.array_equal(over_u8(opaque, below), opaque)
