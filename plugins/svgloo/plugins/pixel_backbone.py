@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import numpy as np
 
+from svgloo.engine.composite import diff_box
 from svgloo.engine.protocols import Reference
 
 SIGMA = 1.5
@@ -257,16 +258,6 @@ class PixelBackbone:
         return out
 
 
-def _changed_box(a: np.ndarray, b: np.ndarray):
-    """Bounding box (y0, y1, x0, x1) of the pixels where two images differ, or None."""
-    changed = a != b  # rows first, over whole rows of bytes (a reduction over 3 is slow)
-    rows = np.flatnonzero(changed.reshape(changed.shape[0], -1).any(axis=1))
-    if rows.size == 0:
-        return None
-    cols = np.flatnonzero(changed[rows[0]:rows[-1] + 1].any(axis=0).any(axis=-1))
-    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-
-
 def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> list:
     """Per patch, its sums from ``previous`` where they still hold (else None); adopts the
     earlier preparation's statistics when the reference is the same image."""
@@ -278,7 +269,7 @@ def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> 
             or old_prepared.image.shape != prepared.image.shape
             or len(old_prepared.patch_sums) != len(patches)):
         return none
-    full_changed = _changed_box(old_full, full)
+    full_changed = diff_box(old_full, full)
     if prepared.image is full and old_prepared.image is old_full:
         reference_changed = full_changed  # self-analysis: the reference is the render
     elif np.array_equal(old_prepared.image, prepared.image):
@@ -286,7 +277,7 @@ def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> 
         if old_prepared is not prepared:
             prepared.adopt(old_prepared)
     else:
-        reference_changed = _changed_box(old_prepared.image, prepared.image)
+        reference_changed = diff_box(old_prepared.image, prepared.image)
     changed = [box for box in (reference_changed, full_changed) if box is not None]
     h, w = full.shape[:2]
     reach = 2 * RADIUS
