@@ -53,7 +53,7 @@ def _edit_colour(text: str, i: int) -> str:
     return text[:m.start()] + f"#{(i * 2654435761) % 0xFFFFFF:06x}" + text[m.end():]
 
 
-STAGES = ("render_s", "composite_s", "score_s", "findings_s")
+STAGES = ("render_s", "composite_s", "score_s", "findings_s", "proof_s")
 
 
 def _uptime() -> str:
@@ -126,9 +126,9 @@ def incremental_ab(files: list[str], repeat: int, size: int, backbone: str,
                 "cold_s": statistics.median(cold), "again_s": statistics.median(again),
                 "ratio": statistics.median(a / c for a, c in zip(again, cold)),
                 "incremental_runs": kept,
-                "cold_stages": {k: statistics.median(t[k] for t in stages_cold)
+                "cold_stages": {k: statistics.median(t.get(k, 0.0) for t in stages_cold)
                                 for k in STAGES},
-                "again_stages": {k: statistics.median(t[k] for t in stages_again)
+                "again_stages": {k: statistics.median(t.get(k, 0.0) for t in stages_again)
                                  for k in STAGES}})
     finally:
         service.close()
@@ -150,7 +150,7 @@ def main_incremental(args) -> int:
           f"{args.size} px, median of {args.repeat} A/B pairs")
     print(f"before: {load_before}")
     print(f"{'file':<28} {'units':>5} {'cold s':>7} {'again s':>7} {'again/cold':>10}   "
-          "stages cold -> again (render, composite, score, findings s)")
+          "stages cold -> again (render, composite, score, findings, proof s)")
     for r in rows:
         stages = "  ".join(f"{r['cold_stages'][k]:.3f}->{r['again_stages'][k]:.3f}"
                            for k in STAGES)

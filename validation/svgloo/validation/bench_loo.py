@@ -253,7 +253,7 @@ def compound_only(rows: list[dict]) -> list[dict]:
     return out
 
 
-STAGES = ("render_s", "composite_s", "score_s", "findings_s")
+STAGES = ("render_s", "composite_s", "score_s", "findings_s", "proof_s")
 
 
 def incremental_file(path: Path, pool, size: int, rounds: int) -> list[dict]:
@@ -293,8 +293,8 @@ def incremental_file(path: Path, pool, size: int, rounds: int) -> list[dict]:
                      "ratio": t_again / max(t_cold, 1e-9),
                      "composited": None if again.loo.composited is None
                      else len(again.loo.composited),
-                     "again_stages": {k: again.result["timings"][k] for k in STAGES},
-                     "cold_stages": {k: cold.result["timings"][k] for k in STAGES}})
+                     "again_stages": {k: again.result["timings"].get(k, 0.0) for k in STAGES},
+                     "cold_stages": {k: cold.result["timings"].get(k, 0.0) for k in STAGES}})
         run, text = again, edited
     return rows
 
