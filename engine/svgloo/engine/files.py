@@ -90,12 +90,17 @@ def _temp_copy(folder: Path, name: str, data: bytes, st: os.stat_result | None) 
             except (OSError, AttributeError):  # not ours to give away: keep ours
                 pass
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
     return tmp
+
+
+def _discard(tmp: str) -> None:
+    """Remove a temporary file a failed write leaves behind (gone already is fine)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None,
@@ -125,10 +130,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None,
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
     _fsync_folder(path.parent)
 
