@@ -17,6 +17,7 @@ from lxml import etree
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import CORPUS, EXAMPLES
+from lsp_recording import record_published
 
 # One server per client kind for the module (starting one costs seconds); each test opens
 # its own documents.
@@ -35,15 +36,7 @@ WAIT_S = 90
 )
 async def client(lsp_client: LanguageClient, request, tmp_path_factory):
     lsp_client.set_configuration({"useDaemon": False}, section="svgloo")
-    # Record every publishDiagnostics with its version (pytest-lsp keeps only the last).
-    lsp_client.published = []
-    original = lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-
-    def record(params: types.PublishDiagnosticsParams):
-        lsp_client.published.append(params)
-        return original(params)
-
-    lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    record_published(lsp_client)
     lsp_client.lens_refreshes = 0
 
     def lens_refresh(params):  # VS Code's capabilities include codeLens refresh support

@@ -15,6 +15,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from svgloo.daemon.client import DaemonClient
+from lsp_recording import record_published
 from test_lsp import STRAY, diagnostics, encoding_of, open_doc, span_range, stray_fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180),
@@ -29,14 +30,7 @@ ENV = {**os.environ, "SVGLOO_SOCKET": SOCKET, "SVGLOO_CACHE_DIR": os.path.join(R
     server_command=[sys.executable, "-m", "svgloo", "lsp"], server_env=ENV))
 async def client(lsp_client: LanguageClient):
     lsp_client.set_configuration({"useDaemon": True, "renderSize": 192}, section="svgloo")
-    lsp_client.published = []
-    original = lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-
-    def record(params: types.PublishDiagnosticsParams):
-        lsp_client.published.append(params)
-        return original(params)
-
-    lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    record_published(lsp_client)
     # VS Code's capabilities include code lens refresh, which the server then asks for.
     lsp_client.protocol.fm.features[types.WORKSPACE_CODE_LENS_REFRESH] = lambda params: None
     try:

@@ -12,6 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from lsp_recording import record_published
 from test_lsp import diagnostics, encoding_of, open_doc, span_range
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180),
@@ -31,14 +32,7 @@ BROKEN_SERVER = (
     server_command=[sys.executable, "-c", BROKEN_SERVER]))
 async def client(lsp_client: LanguageClient):
     lsp_client.set_configuration({"useDaemon": False}, section="svgloo")
-    lsp_client.published = []
-    original = lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
-
-    def record(params: types.PublishDiagnosticsParams):
-        lsp_client.published.append(params)
-        return original(params)
-
-    lsp_client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
+    record_published(lsp_client)
     lsp_client.protocol.fm.features[types.WORKSPACE_CODE_LENS_REFRESH] = lambda params: None
     lsp_client.init_result = await lsp_client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
