@@ -161,16 +161,23 @@ def _optional_float(value):
     return None if value is None else float(value)
 
 
+def _known_fields(cls, d: dict | None, name: str, what: str) -> dict:
+    """A copy of ``d`` whose keys are all fields of the settings class ``cls``, each of its
+    declared type (``limits`` dropped: they stay the daemon's); ConfigError otherwise."""
+    d = dict(d or {})
+    d.pop("limits", None)
+    unknown = set(d) - _settings_fields(cls)
+    if unknown:
+        raise ConfigError(name, f"unknown {what} settings: {', '.join(sorted(unknown))}")
+    check_field_types(cls, d, name)
+    return d
+
+
 def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
     """ScoreSettings from a JSON dict of its field names; limits stay the daemon's."""
     from svgloo.engine.score import ScoreSettings
 
-    d = dict(d or {})
-    d.pop("limits", None)
-    unknown = set(d) - _settings_fields(ScoreSettings)
-    if unknown:
-        raise ConfigError(name, f"unknown score settings: {', '.join(sorted(unknown))}")
-    check_field_types(ScoreSettings, d, name)
+    d = _known_fields(ScoreSettings, d, name, "score")
     try:
         s = ScoreSettings(**d, limits=limits)
         size = int(s.size)
@@ -187,12 +194,7 @@ def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
 def structure_settings_from_dict(d: dict | None, limits: Limits, name: str):
     from svgloo.structure.analysis import StructureSettings  # noqa: the structure module may be missing
 
-    d = dict(d or {})
-    d.pop("limits", None)
-    unknown = set(d) - _settings_fields(StructureSettings)
-    if unknown:
-        raise ConfigError(name, f"unknown structure settings: {', '.join(sorted(unknown))}")
-    check_field_types(StructureSettings, d, name)
+    d = _known_fields(StructureSettings, d, name, "structure")
     if "concepts" in d and d["concepts"] is not None:
         if not isinstance(d["concepts"], list) or not all(isinstance(c, str)
                                                          for c in d["concepts"]):
