@@ -42,3 +42,17 @@ def test_a_value_of_the_wrong_type_is_one_error_naming_the_field(bad, words):
     with pytest.raises(ConfigError) as err:
         score_settings_from_dict(bad, DEFAULT_LIMITS, "x.svg")
     assert words in str(err.value) and "x.svg" in str(err.value)
+
+
+@pytest.mark.parametrize("parse, what", [(score_settings_from_dict, "score"),
+                                         (structure_settings_from_dict, "structure")])
+def test_an_unknown_setting_is_one_error_naming_it(parse, what):
+    with pytest.raises(ConfigError) as err:
+        parse({"sise": 96, "subpaths": True}, DEFAULT_LIMITS, "x.svg")
+    assert f"unknown {what} settings: sise" in str(err.value) and "x.svg" in str(err.value)
+
+
+def test_the_daemons_limits_are_kept_whatever_the_client_sends():
+    settings = score_settings_from_dict({"limits": {"max_render_size": 10**9}},
+                                        DEFAULT_LIMITS, "x.svg")
+    assert settings.limits == DEFAULT_LIMITS
