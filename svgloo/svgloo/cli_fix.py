@@ -12,8 +12,7 @@ NAMES_SHOWN = 4  # element names per kind in a file's line; the rest are counted
 
 
 def register(sub) -> None:
-    from svgloo.engine.fix import KINDS
-    from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+    from svgloo.engine.settings import DEFAULT_RENDER_SIZE, FIX_KINDS as KINDS
 
     p = sub.add_parser(
         "fix", help="remove what rendering proves removable, then tidy and prove the result",

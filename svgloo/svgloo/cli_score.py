@@ -87,18 +87,25 @@ def register(sub) -> None:
                         "if none is running (it stays up, keeping models warm and results "
                         "cached; 'svgloo daemon stop' ends it); scores in this process only "
                         "when no daemon can be reached or started")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, exit_at_once=True)
 
 
 def progress_bar(desc: str, enabled: bool | None = None):
     """A tqdm progress callback ``(done, total)`` on stderr, shown on terminals only. The
     engine counts steps of every stage (renders, composites, similarities, findings), so
-    the bar shows a percentage and the time left, not a count of mixed things."""
-    from tqdm import tqdm
-
+    the bar shows a percentage and the time left, not a count of mixed things. Off a
+    terminal it does nothing, without importing tqdm (0.02-0.03 s of a small file's run)."""
     if enabled is None:
         enabled = sys.stderr.isatty()
-    bar = tqdm(total=0, desc=desc, disable=not enabled, leave=False, file=sys.stderr,
+    if not enabled:
+        def ignore(done: int, total: int) -> None:
+            pass
+
+        ignore.close = lambda: None  # type: ignore[attr-defined]
+        return ignore
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc=desc, leave=False, file=sys.stderr,
                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}")
 
     def update(done: int, total: int) -> None:

@@ -378,3 +378,55 @@ def test_stderr_folders_of_owners_that_are_gone_are_removed(tmp_path):
         (folder / "worker-0.txt").write_text("x")
     worker_start._remove_stale_stderr_folders(str(tmp_path))
     assert not stale.exists() and live.exists() and other.exists()
+
+
+def _worker_state() -> tuple:
+    import resource
+
+    loaded = [m for m in ("cairocffi", "cairosvg.surface", "svgloo.engine.loo",
+                          "svgloo.engine.proof") if m in sys.modules]
+    return loaded, resource.getrlimit(resource.RLIMIT_AS)[0]
+
+
+def test_workers_are_forked_with_the_renderer_loaded_and_still_set_their_limits(
+        one_worker_pool):
+    """The fork server loads CairoSVG and the job functions' modules once (worker_preload);
+    each worker is forked from it and then limits itself as before."""
+    pool = one_worker_pool(render_memory_mb=700)
+    [(loaded, memory_limit)] = pool.map(_worker_state, [()], "state.svg", timeout_s=300)
+    assert loaded == ["cairocffi", "cairosvg.surface", "svgloo.engine.loo",
+                      "svgloo.engine.proof"]
+    assert memory_limit == 700 * 1024 * 1024
+
+
+# The fork server's preload when the linker's cache does not lead to cairo: the import is
+# done again with ctypes' own find_library (which then finds it).
+PRELOAD_FALLBACK = r"""
+import ctypes.util, sys
+calls = []
+real = ctypes.util.find_library
+def counting(name):
+    calls.append(name)
+    return real(name)
+ctypes.util.find_library = counting
+ldconfig = ctypes.util._findSoname_ldconfig
+refused = []
+def refuse_once(name):  # the fast lookup fails; the ordinary one (which asks it too) not
+    if not refused:
+        refused.append(name)
+        raise OSError("no cache")
+    return ldconfig(name)
+ctypes.util._findSoname_ldconfig = refuse_once
+import svgloo.engine.worker_preload
+import cairosvg.surface
+print(bool(refused), len(calls) > 0, ctypes.util.find_library is counting,
+      "svgloo.engine.loo" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the ldconfig lookup is Linux's")
+def test_the_preload_imports_cairosvg_the_ordinary_way_when_the_fast_lookup_fails():
+    done = subprocess.run([sys.executable, "-c", PRELOAD_FALLBACK], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True", "True"]

@@ -168,6 +168,21 @@ def test_default_weights_lookup_agrees_with_open_clip_and_does_not_import_it():
     assert r.returncode == 0, r.stderr
 
 
+def test_auto_without_cached_weights_does_not_import_huggingface_hub(tmp_path):
+    """Where the hub's cache has no folder for the weights, `auto` says so without importing
+    huggingface_hub's download module (0.1 s of every score); where it has one, the hub's
+    own lookup decides (test_weights_available_never_downloads)."""
+    code = ("import sys; from svgloo.engine.backbones import choose_backbone; "
+            "print(choose_backbone('auto').name); "
+            "assert 'huggingface_hub.file_download' not in sys.modules")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONWARNINGS": "ignore",
+                            "HF_HUB_CACHE": str(tmp_path / "hub"), "HOME": str(tmp_path)},
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "pixel"
+
+
 def test_module_import_does_not_import_torch():
     code = ("import sys, svgloo.plugins.clip_backbone, svgloo.plugins.clipseg_grounder, "
             "svgloo.plugins.vlm_concepts; "

@@ -35,6 +35,16 @@ def test_cli_mode_times_whole_processes_and_compares_their_results(two_files, tm
     assert data["floor_s"] > 0
     printed = capsys.readouterr().out
     assert "1-19" in printed and "floor:" in printed and "verdicts differ" in printed
+    assert "start-up:" in printed and "x (median of the pairs' ratios" in printed
+
+
+def test_startup_mode_pairs_a_scoring_with_the_bare_import(tmp_path, capsys):
+    out = tmp_path / "startup.json"
+    assert bench_loo.main(["--startup", "--runs", "2", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["runs"] == 2 and data["score_s"] > 0 and data["bare_s"] > 0
+    assert data["ratio"] > 0 and data["load_before"].startswith("load")
+    assert "start-up: `svgloo score` on a one-unit file" in capsys.readouterr().out
 
 
 def test_in_process_mode_compares_the_methods_pixel_by_pixel(two_files, tmp_path):

@@ -30,10 +30,11 @@ from svgloo.engine.errors import ConfigError
 from svgloo.engine.limits import Limits
 from svgloo.engine.proof import (check_removal, check_speck_removal, checked_line,
                                  proof_sizes, text_changes)
+from svgloo.engine.settings import FIX_KINDS
 from svgloo.engine.units import UnitSet, edits_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
 
-KINDS = ("invisible", "specks", "hidden", "harmful")
+KINDS = FIX_KINDS
 STRICT_KINDS = ("invisible", "hidden")       # proven: no picture changes
 CONTAINERS = frozenset({"g", "defs"})
 # Definitions removed once nothing references them. Not <symbol> (sprite sheets are used

@@ -30,6 +30,7 @@ import numpy as np
 
 from svgloo.engine.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.masks import dilate_cross, open_square3
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -391,10 +392,7 @@ class Disagreement:
 def disagreement(cairo: np.ndarray, resvg: np.ndarray) -> Disagreement:
     """Pixels where the renderers differ by more than DISAGREE_THRESHOLD, in patches of at
     least 3x3 px (antialiasing differs along every edge by a pixel; that is not it)."""
-    from scipy import ndimage
-
-    mask = picture_change(cairo, resvg) > DISAGREE_THRESHOLD
-    mask = ndimage.binary_opening(mask, np.ones((3, 3), bool))
+    mask = open_square3(picture_change(cairo, resvg) > DISAGREE_THRESHOLD)
     pixels = int(mask.sum())
     box = None
     if pixels >= DISAGREE_MIN_PIXELS:
@@ -452,9 +450,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
         texts = [text_keeping(us, {i}) for i in candidates]
         [alone] = pool.map(job_render_pictures, [(texts, size, limits, name, "resvg")], name)
         renders += len(texts)
-        from scipy import ndimage
-
-        near = ndimage.binary_dilation(differ.mask, iterations=2)
+        near = dilate_cross(differ.mask, iterations=2)
         for i, picture in zip(candidates, alone):
             if (picture[..., 3] > 0)[near].any():
                 status[i] = {"status": "unverified", "reason": (

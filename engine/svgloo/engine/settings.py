@@ -26,6 +26,9 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 DEFAULT_RENDER_SIZE = 384  # px, the side of the square analysis raster (the paper's)
 SPECK_DEFAULT = 0.0002   # findings.py: 0.02% of the canvas, 29 pixels at the default 384 px
 HIDDEN_DEFAULT = 0.95    # findings.py: covered share of what a unit draws alone
+# What ``svgloo fix --only`` removes (fix.py); here so the CLI builds its parser without
+# importing fix.py, which loads the renderer's side of the engine (numpy, the workers).
+FIX_KINDS = ("invisible", "specks", "hidden", "harmful")
 
 
 @dataclass(frozen=True)

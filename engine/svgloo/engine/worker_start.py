@@ -17,8 +17,9 @@ import sys
 import tempfile
 import threading
 
-# What the fork server imports once; every worker is forked from it ready to render.
-_PRELOAD = ["svgloo.engine.render", "cairosvg.surface", "cairosvg.parser"]
+# What the fork server imports once; every worker is forked from it ready to render
+# (CairoSVG, the job functions' modules, a renderer already warmed up: worker_preload.py).
+_PRELOAD = ["svgloo.engine.worker_preload"]
 
 
 # Render workers never run the caller's ``__main__``. multiprocessing's forkserver and spawn
@@ -197,11 +198,20 @@ multiprocessing.spawn.get_preparation_data = _preparation_data  # only our launc
 _stdlib_spawnv_passfds = multiprocessing.util.spawnv_passfds
 
 
+_RESOURCE_TRACKER_CMD = "from multiprocessing.resource_tracker import main"
+
+
 def _spawnv_passfds(path, args, passfds):
-    """Start the fork server (``python ... -c CMD``) with its ``sys.path`` made safe first."""
+    """Start the fork server (``python ... -c CMD``) with its ``sys.path`` made safe first.
+    multiprocessing's resource tracker, started just before it, needs only the standard
+    library: it starts without ``site`` (``-S``: no site-packages, no ``.pth`` files run),
+    which halves the CPU it takes while the fork server and the caller are importing."""
     if getattr(_launching, "render_worker", False) and "-c" in args[:-1]:
         args = list(args)
         i = len(args) - 1 - args[::-1].index("-c")
+        if args[i + 1].startswith(_RESOURCE_TRACKER_CMD):
+            args.insert(i, "-S")
+            i += 1
         args[i + 1] = _SAFE_PATH_PREFIX + args[i + 1]
     return _stdlib_spawnv_passfds(path, args, passfds)
 

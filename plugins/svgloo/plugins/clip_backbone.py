@@ -67,6 +67,18 @@ def _resolve_model_name(model_name: str) -> str:
     return model_name
 
 
+def _hub_cache_has_repo(repo: str) -> bool:
+    """Whether the Hugging Face cache holds a folder for model ``repo``: the first thing
+    ``try_to_load_from_cache`` checks, asked without importing huggingface_hub itself
+    (0.1 s, which ``auto`` paid on every score where the weights were never fetched)."""
+    try:
+        import huggingface_hub.constants as hub_constants
+    except ImportError:
+        return False
+    folder = "models--" + repo.replace("/", "--")
+    return os.path.isdir(os.path.join(hub_constants.HF_HUB_CACHE, folder))
+
+
 class ClipBackbone:
     """open_clip CLIP: S = cos(embed(image), embed(reference)).
 
@@ -175,7 +187,7 @@ class ClipBackbone:
         if cfg.get("file"):
             return os.path.isfile(cfg["file"])
         hub = cfg.get("hf_hub", "")
-        if hub:
+        if hub and _hub_cache_has_repo(os.path.split(hub)[0]):
             try:
                 from huggingface_hub import try_to_load_from_cache
             except ImportError:

@@ -27,10 +27,14 @@ re-score/cold time ratio, plus the median cost of each stage (renders, composite
 similarities, findings) cold and after a colour edit. ``--size`` (default 384) and
 ``--rounds`` (edits of each kind, default 1).
 
+``--startup``: issue 25's start-up figure: ``svgloo score`` on a one-unit file (the README's
+first command, a table) against a bare ``python -c "import numpy, lxml.etree, cairosvg"``,
+in turn; the median of the pairs' ratios and the machine's load (``--runs``, default 10).
+
 ``--cli``: what a user waits for: whole processes ``svgloo score FILE --json --backbone
 pixel``, ``--method fast`` and ``--method naive`` back to back per file; median ratio and
 median times per size band, for all files and for the compound-path files, and the floor
-(the same command on a one-unit file).
+(the same command on a one-unit file) with the start-up ratio.
 """
 
 from __future__ import annotations
@@ -241,6 +245,46 @@ def process_floor(runs: int = 5) -> float:
     return statistics.median(times)
 
 
+BARE_IMPORT = "import numpy, lxml.etree, cairosvg"
+
+
+def startup(runs: int = 10) -> dict:
+    """Issue 25's start-up figure: ``svgloo score ONE-UNIT.svg`` as the README's first
+    command runs it (a table, backbone auto, no reference) against a bare
+    ``python -c "import numpy, lxml.etree, cairosvg"``, in turn (A B A B, after one of
+    each not counted), bytecode cached; the median wall time of each and the median of
+    the pair-by-pair ratios, with the machine's load before and after."""
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    load_before = machine_load()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "one-unit.svg"
+        path.write_text(ONE_UNIT)
+        commands = ([sys.executable, "-m", "svgloo", "score", str(path)],
+                    [sys.executable, "-c", BARE_IMPORT])
+        pairs = []
+        for i in range(runs + 1):
+            pair = []
+            for command in commands:
+                t = time.perf_counter()
+                subprocess.run(command, check=True, capture_output=True, env=env, cwd=tmp)
+                pair.append(time.perf_counter() - t)
+            if i:
+                pairs.append(pair)
+    return {"score_s": statistics.median(p[0] for p in pairs),
+            "bare_s": statistics.median(p[1] for p in pairs),
+            "ratio": statistics.median(p[0] / p[1] for p in pairs), "runs": runs,
+            "load_before": load_before, "load_after": machine_load()}
+
+
+def print_startup(r: dict) -> None:
+    print(f"start-up: `svgloo score` on a one-unit file {r['score_s']:.3f} s, bare "
+          f"`python -c \"{BARE_IMPORT}\"` {r['bare_s']:.3f} s (medians of {r['runs']}, in "
+          f"turn): {r['ratio']:.2f}x (median of the pairs' ratios; issue 25's bar: 1.5x); "
+          f"{r['load_before']} before, {r['load_after']} after")
+
+
 def compound_only(rows: list[dict]) -> list[dict]:
     from svgloo.engine.document import load_document
     from svgloo.engine.units import extract_units
@@ -372,12 +416,22 @@ def main(argv: list[str] | None = None) -> int:
                    help="largest synthetic file naive runs on (default 1000)")
     p.add_argument("--cli", action="store_true",
                    help="whole `svgloo score` processes, fast vs naive")
+    p.add_argument("--startup", action="store_true",
+                   help="`svgloo score` on a one-unit file vs a bare import of numpy, lxml "
+                        "and CairoSVG, in turn: the ratio (issue 25's start-up bar)")
+    p.add_argument("--runs", type=int, default=10, help="pairs for --startup (default 10)")
     p.add_argument("--incremental", action="store_true",
                    help="re-scoring after random edits vs cold scoring (equal? how fast?)")
     p.add_argument("--size", type=int, default=384, help="render size for --incremental")
     p.add_argument("--rounds", type=int, default=1,
                    help="edits of each kind per file for --incremental")
     args = p.parse_args(argv)
+    if args.startup:
+        r = startup(args.runs)
+        print_startup(r)
+        if args.json:
+            Path(args.json).write_text(json.dumps(r, indent=1))
+        return 0
     if args.scaling:
         rows = scaling(args.naive_max)
         if args.json:
@@ -426,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{t['max_delta_diff']:>13.6f} {t['verdicts_differ']:>15}")
         print(f"floor: `svgloo score` on a one-unit file takes {floor:.2f} s (median of 5): "
               "the interpreter, imports and starting the render workers")
+        print_startup(startup(5))
         if args.json:
             Path(args.json).write_text(json.dumps({"rows": rows, "summary": table,
                                                    "compound": compound,
