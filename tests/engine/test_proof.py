@@ -164,6 +164,26 @@ def test_non_scaling_stroke_is_unverified():
     _assert_unverified(result, row_of(result, "path"), "non-scaling-stroke")
 
 
+def test_coincident_subpaths_are_unverified():
+    # One outline written twice in one path (logos/yeoman.svg writes its face three times):
+    # CairoSVG and resvg draw one copy like two, Chromium moves the edges by up to 20/255
+    # (tests/test_browser_proofs.py). The two-renderer proof alone would accept it.
+    outline = "M80 70c0 0-12 11-31 11c-23 0-30-11-30-11L14 14h70L80 70z"
+    again = outline.replace("M80 70", "M 80,70 ")  # written differently, the same edges
+    text = doc(f'<path fill="#222" d="{outline} {again}"/>'
+               '<path fill="#222" d="M20 90h10v5h-10z M40 90h10v5h-10z"/>')
+    result = score(text)
+    copies = [r for r in result["units"] if r["tag"] == "path"][:2]
+    for row in copies:
+        _assert_unverified(result, row, "coincide with subpath")
+    us = extract_units(parse_document(text, "x.svg"))
+    for unit in (1, 2):
+        for draw in (render_rgba, render_rgba_resvg):
+            assert np.array_equal(draw(text, 256), draw(text_without(us, {unit}), 256))
+    # Subpaths that share no edge are not touched by the rule.
+    assert all("coincide" not in r["removal"]["reason"] for r in result["units"][3:])
+
+
 # --- what a proof compares ------------------------------------------------------------
 
 def test_white_rect_on_a_transparent_page_is_not_removable():
