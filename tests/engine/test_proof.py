@@ -269,6 +269,34 @@ def test_modern_values_score_and_draw_as_browsers_do(fill):
     assert picture[70, 89].tolist() == [0, 0, 255, 255] and picture[70, 91, 3] == 0
 
 
+def test_hex_colours_with_alpha_draw_as_in_a_browser():
+    # CairoSVG draws #rrggbbaa and #rgba opaque; browsers and resvg honour the alpha. The
+    # copy CairoSVG draws is normalised; resvg draws the user's text as written.
+    body = ('<linearGradient id="c0ffee"><stop offset="0" stop-color="#f008"/>'
+            '<stop offset="1" style="stop-color: #0000ff40"/></linearGradient>'
+            '<rect x="50" y="10" width="40" height="40" fill="#3366cc80"/>'
+            '<rect x="10" y="55" width="80" height="20" fill="url(#c0ffee) #000"/>'
+            '<use href="#c0ffee"/>'
+            '<rect x="10" y="80" width="80" height="15" style="fill:#0a0c" stroke="#abcd"/>')
+    text = doc(body)
+    import io
+
+    import cairosvg
+    from PIL import Image
+
+    png = cairosvg.svg2png(bytestring=text.encode(), output_width=100, output_height=100)
+    raw = np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+    assert raw[30, 70].tolist() == [51, 102, 204, 255]  # CairoSVG alone: opaque
+    ours, browser = render_rgba(text, 100), render_rgba_resvg(text, 100)
+    for y, x in [(30, 70), (65, 12), (65, 88), (87, 50), (80, 50)]:
+        assert np.abs(ours[y, x].astype(int) - browser[y, x]).max() <= 2, (y, x)
+    assert np.abs(ours[30, 70] - np.array([26, 51, 102, 128])).max() <= 1  # premultiplied
+    assert picture_change(ours, browser).max() <= 64  # edges only: antialiasing
+    from svgloo.engine.normalize import normalize_modern
+    copy = normalize_modern(text)
+    assert 'href="#c0ffee"' in copy and "url(#c0ffee)" in copy and 'id="c0ffee"' in copy
+
+
 def test_the_users_text_is_not_rewritten():
     text = doc('<rect x="50" y="50" width="40" height="40" fill="rgb(0 0 255)" '
                'opacity="100%"/>')
