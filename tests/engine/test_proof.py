@@ -226,6 +226,49 @@ def test_invisible_units_are_proven_and_the_bulk_set_holds_in_both_renderers():
         assert np.array_equal(draw(text, 1024), draw(text_without(us, set(proven)), 1024))
 
 
+def test_a_unit_proven_together_is_proven_alone_where_another_can_undo_its_removal():
+    # One white square written twice in one path, in opposite directions and cut at
+    # different points (no edge in common): the windings cancel, nothing is drawn. Removing
+    # both changes nothing; removing either alone draws a white square - nothing over white
+    # (CairoSVG's leave-one-out sees no change), a square on a dark page.
+    square = ("M50 50 h40 v40 h-40 z "
+              "M50 50 v20 v20 h20 h20 v-20 v-20 h-20 h-20 z")
+    ghost = '<rect x="60" y="10" width="20" height="20" opacity="0"/>'
+    text = doc(f'<path fill="white" d="{square}"/>{ghost}')
+    us = extract_units(parse_document(text, "x.svg"))
+    assert [u.kind for u in us.units] == ["element", "subpath", "subpath", "element"]
+    for draw in (render_rgba, render_rgba_resvg):  # together: nothing changes...
+        assert np.array_equal(draw(text, 256), draw(text_without(us, {1, 2}), 256))
+    assert removal_changes(text, 1) == 255  # ...alone: a white square (on a dark page)
+    result = score(text)
+    for row in result["units"][1:3]:
+        assert not row["visible"]  # over white, the footprint sees nothing
+        assert row["removal"]["status"] == "visible", row["removal"]
+        assert row["removal"]["reason"].startswith("removing it alone changes")
+    rect = result["units"][3]
+    assert rect["removal"]["status"] == "proven"
+    assert "removing it alone keeps CairoSVG's picture at 96 px" in rect["removal"]["reason"]
+    assert result["bulk_removal"] is None  # one unit left: its own fix
+
+
+def test_entangled_units_proven_alone_say_so():
+    # Two opacity-0 subpaths of one path and a <use>d rect at opacity 0: each removal alone
+    # is checked in both renderers and at both sizes, and the reason says so.
+    text = doc('<path d="M0 0h5v5z M10 10h5v5z" opacity="0"/>'
+               '<rect id="r" x="60" y="60" width="5" height="5" opacity="0"/>'
+               '<use href="#r" x="5"/>')
+    us = extract_units(parse_document(text, "x.svg"))
+    from svgloo.engine.proof import entangled
+    assert entangled(us, {1, 2, 3, 4}) == {1, 2, 3}
+    result = score(text)
+    rows = result["units"]
+    for row in rows[1:4]:
+        assert row["removal"]["status"] == "proven"
+        assert row["removal"]["reason"].startswith("removing it alone, and together")
+    assert "(its leave-one-out)" in rows[4]["removal"]["reason"]
+    assert result["bulk_removal"]["units"] == [1, 2, 3, 4]
+
+
 def test_bulk_removal_is_proven_at_the_documents_own_size():
     # Two slivers 0.06 px wide at 2048 px: under 4/255 at 384 px, about 15/255 at 2048 px.
     sliver = '<rect x="{x}" y="100" width="0.06" height="1800" fill="black"/>'

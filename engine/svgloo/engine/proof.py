@@ -22,6 +22,7 @@ Every render goes through the engine's render workers, never a renderer of its o
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -466,11 +467,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
         sizes, note = proof_sizes(us, size, limits)
         prover = Prover(us, sizes, limits, pool, should_stop)
         check = prove_set(prover, candidates)
-        renders += prover.renders
         checked = checked_line(sizes, note)
-        for i in check.removable:
-            status[i] = {"status": "proven", "reason": "removing it, together with the "
-                         f"other proven units, keeps the picture: {checked}"}
         for i, change in check.why_dropped.items():
             status[i] = {"status": "visible", "reason": "removing it together with the "
                          "proven units " + change.describe()}
@@ -478,12 +475,96 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             status[i] = {"status": "unverified", "reason": (
                 f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 4} checks "
                 f"({prover.renders} renders) before reaching it")}
+        check, alone = _prove_entangled_alone(prover, check, status)
+        renders += prover.renders
+        alone_line = ("removing it alone keeps CairoSVG's picture at "
+                      f"{size} px over white within "
+                      f"{PROOF_TOLERANCE if over_white is not None else 12}/255 (its "
+                      "leave-one-out); it is neither a subpath beside other proven subpaths "
+                      "of its path nor referenced by another element, the two ways a unit "
+                      "can undo another's removal")
+        for i in check.removable:
+            if i in alone:
+                reason = f"removing it alone, and together with the other proven units, " \
+                         f"keeps the picture: {checked}"
+            else:
+                reason = f"removing it together with the other proven units keeps the " \
+                         f"picture: {checked}; {alone_line}"
+            status[i] = {"status": "proven", "reason": reason}
         if len(check.removable) >= 2:
             bulk = {"units": list(check.removable), "checked": checked}
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
     warnings = [renderer_warning(us, differ)] if differ.pixels else []
     return ProofResult([status[u.index] for u in us.units], bulk, differ, warnings, renders,
                        time.perf_counter() - t0)
+
+
+def entangled(us: UnitSet, units: set[int]) -> set[int]:
+    """Units of ``units`` whose removal alone is not implied by removing them all: subpaths
+    of a path with another subpath among them (their windings add up: two copies of an
+    outline drawn in opposite directions draw nothing together, each draws it alone), and
+    units whose element another element refers to (``href``, ``url(#...)``: the referrer
+    draws it, or draws through it)."""
+    per_path: dict[int, int] = {}
+    for i in units:
+        u = us.units[i]
+        if u.kind == "subpath":
+            per_path[u.element] = per_path.get(u.element, 0) + 1
+    referenced = _referenced_ids(us.doc.text)
+    out = set()
+    for i in units:
+        u = us.units[i]
+        ident = us.doc.nodes[u.element].get("id")
+        if (u.kind == "subpath" and per_path[u.element] > 1) or \
+                (ident is not None and ident in referenced):
+            out.add(i)
+    return out
+
+
+_REFERENCE = re.compile(r"""(?:href\s*=\s*["']\s*#|url\(\s*["']?\s*#)([^"')\s]+)""")
+
+
+def _referenced_ids(text: str) -> set[str]:
+    return set(_REFERENCE.findall(text))
+
+
+def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int, dict]
+                           ) -> tuple[RemovalCheck, set[int]]:
+    """The proven set's entangled units (``entangled``) each removed alone, in the same
+    renderers and sizes: a unit whose removal alone changes a picture is "visible" (it goes
+    only with what undoes it), and the rest of the set is proven again without it. At most
+    PROOF_MAX_CHECKS such units are checked; any beyond are "unverified". Returns the final
+    check and the units proven alone as well."""
+    todo = sorted(entangled(prover.us, set(check.removable)))
+    if not todo:
+        return check, set()
+    alone: set[int] = set()
+    out: set[int] = set()
+    for n, i in enumerate(todo):
+        if n >= PROOF_MAX_CHECKS:
+            status[i] = {"status": "unverified", "reason": (
+                f"proven only together with other units; its removal alone was not checked "
+                f"(the proof checks at most {PROOF_MAX_CHECKS} such units alone)")}
+            out.add(i)
+            continue
+        found = prover.changes({i})
+        if found:
+            status[i] = {"status": "visible", "reason": (
+                f"removing it alone {found[0].describe()}; removed together with units that "
+                "undo that (its path's other subpaths, or what refers to it) it changes "
+                "nothing, so it goes only with them")}
+            out.add(i)
+        else:
+            alone.add(i)
+    if not out:
+        return check, alone
+    again = prove_set(prover, [i for i in check.removable if i not in out])
+    for i, change in again.why_dropped.items():
+        status[i] = {"status": "visible", "reason": "removing it together with the "
+                     "proven units " + change.describe()}
+    for i in again.undecided:
+        status[i] = {"status": "unverified", "reason": "the proof stopped before reaching it"}
+    return again, alone & set(again.removable)
 
 
 def _feature_elements(us: UnitSet) -> set[int]:
