@@ -252,21 +252,25 @@ def test_a_unit_proven_together_is_proven_alone_where_another_can_undo_its_remov
 
 
 def test_entangled_units_proven_alone_say_so():
-    # Two opacity-0 subpaths of one path and a <use>d rect at opacity 0: each removal alone
-    # is checked in both renderers and at both sizes, and the reason says so.
-    text = doc('<path d="M0 0h5v5z M10 10h5v5z" opacity="0"/>'
+    # Two overlapping opacity-0 subpaths of one path (a third far from them cannot add to
+    # their windings) and a <use>d rect at opacity 0: each entangled unit's removal alone is
+    # checked in both renderers and at both sizes, and the reason says so.
+    text = doc('<path d="M0 0h5v5z M3 3h5v5z M30 0h5v5z" opacity="0"/>'
                '<rect id="r" x="60" y="60" width="5" height="5" opacity="0"/>'
                '<use href="#r" x="5"/>')
     us = extract_units(parse_document(text, "x.svg"))
     from svgloo.engine.proof import entangled
-    assert entangled(us, {1, 2, 3, 4}) == {1, 2, 3}
+    assert entangled(us, {1, 2, 3, 4, 5}) == {1, 2, 4}
+    assert entangled(us, {1, 3, 5}) == set()
     result = score(text)
     rows = result["units"]
-    for row in rows[1:4]:
+    for row in (rows[1], rows[2], rows[4]):
         assert row["removal"]["status"] == "proven"
         assert row["removal"]["reason"].startswith("removing it alone, and together")
-    assert "(its leave-one-out)" in rows[4]["removal"]["reason"]
-    assert result["bulk_removal"]["units"] == [1, 2, 3, 4]
+    for row in (rows[3], rows[5]):
+        assert row["removal"]["status"] == "proven"
+        assert "(its leave-one-out)" in row["removal"]["reason"]
+    assert result["bulk_removal"]["units"] == [1, 2, 3, 4, 5]
 
 
 def test_bulk_removal_is_proven_at_the_documents_own_size():

@@ -170,6 +170,29 @@ class Prover:
         self.renders += renders
         return found
 
+    def each_alone(self, units: Iterable[int]) -> dict[int, Change]:
+        """Each of ``units`` removed alone: unit -> the first picture its removal changes
+        (the smallest size first), for those that change one. One job per renderer and
+        size for all of them (the full picture is rendered once per worker)."""
+        todo = list(units)
+        found: dict[int, Change] = {}
+        for size in self.sizes:
+            if not todo:
+                break
+            if self.should_stop is not None:
+                self.should_stop()
+            texts = [text_without(self.us, {i}) for i in todo]
+            jobs = [(self.us.doc.text, texts, size, self.limits, self.us.doc.name, renderer)
+                    for renderer in RENDERERS]
+            results = self.pool.map(job_picture_changes, jobs, self.us.doc.name)
+            self.renders += len(texts) * len(RENDERERS)
+            for renderer, moved in zip(RENDERERS, results):
+                for i, (pixels, largest) in zip(todo, moved):
+                    if pixels and i not in found:
+                        found[i] = Change(RENDERER_NAMES[renderer], size, pixels, largest)
+            todo = [i for i in todo if i not in found]
+        return found
+
 
 def text_changes(full_text: str, text: str, sizes: Iterable[int],
                  limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
@@ -505,20 +528,58 @@ def entangled(us: UnitSet, units: set[int]) -> set[int]:
     outline drawn in opposite directions draw nothing together, each draws it alone), and
     units whose element another element refers to (``href``, ``url(#...)``: the referrer
     draws it, or draws through it)."""
-    per_path: dict[int, int] = {}
+    per_path: dict[int, list[int]] = {}
     for i in units:
         u = us.units[i]
         if u.kind == "subpath":
-            per_path[u.element] = per_path.get(u.element, 0) + 1
-    referenced = _referenced_ids(us.doc.text)
+            per_path.setdefault(u.element, []).append(i)
     out = set()
+    for element, members in per_path.items():
+        if len(members) > 1:
+            out |= _overlapping(us, element, members)
+    referenced = _referenced_ids(us.doc.text)
     for i in units:
-        u = us.units[i]
-        ident = us.doc.nodes[u.element].get("id")
-        if (u.kind == "subpath" and per_path[u.element] > 1) or \
-                (ident is not None and ident in referenced):
+        ident = us.doc.nodes[us.units[i].element].get("id")
+        if ident is not None and ident in referenced:
             out.add(i)
     return out
+
+
+def _overlapping(us: UnitSet, element: int, members: list[int]) -> set[int]:
+    """The subpath units among ``members`` (of one path) whose boxes meet another's: only
+    there can windings add up (a subpath's fill lies inside its points' box, an arc's
+    within twice its radius of its ends). All of them when the path data is unreadable."""
+    from svgloo.engine.features import _edges
+
+    split = us.splits[element]
+    edges = _edges(us.doc.text[split.value_start:split.value_end])
+    if edges is None or len(edges) != len(split.subpaths):
+        return set(members)
+    boxes = {i: _box(edges[us.units[i].subpath]) for i in members}
+    out = set()
+    for i in members:
+        for j in members:
+            if i != j and _meet(boxes[i], boxes[j]):
+                out.update((i, j))
+    return out
+
+
+def _box(edges) -> tuple[float, float, float, float] | None:
+    xs, ys = [], []
+    for kind, points, extra in edges:
+        grow = 0.0
+        if kind == "A":
+            (x0, y0), (x1, y1) = points
+            grow = 2 * max(abs(extra[0]), abs(extra[1]), ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** .5)
+        for x, y in points:
+            xs += [x - grow, x + grow]
+            ys += [y - grow, y + grow]
+    return (min(xs), min(ys), max(xs), max(ys)) if xs else None
+
+
+def _meet(a, b) -> bool:
+    return a is not None and b is not None and \
+        a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
 
 
 _REFERENCE = re.compile(r"""(?:href\s*=\s*["']\s*#|url\(\s*["']?\s*#)([^"')\s]+)""")
@@ -538,24 +599,21 @@ def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int
     todo = sorted(entangled(prover.us, set(check.removable)))
     if not todo:
         return check, set()
-    alone: set[int] = set()
     out: set[int] = set()
-    for n, i in enumerate(todo):
-        if n >= PROOF_MAX_CHECKS:
-            status[i] = {"status": "unverified", "reason": (
-                f"proven only together with other units; its removal alone was not checked "
-                f"(the proof checks at most {PROOF_MAX_CHECKS} such units alone)")}
-            out.add(i)
-            continue
-        found = prover.changes({i})
-        if found:
-            status[i] = {"status": "visible", "reason": (
-                f"removing it alone {found[0].describe()}; removed together with units that "
-                "undo that (its path's other subpaths, or what refers to it) it changes "
-                "nothing, so it goes only with them")}
-            out.add(i)
-        else:
-            alone.add(i)
+    for i in todo[PROOF_MAX_CHECKS:]:
+        status[i] = {"status": "unverified", "reason": (
+            f"proven only together with other units; its removal alone was not checked "
+            f"(the proof checks at most {PROOF_MAX_CHECKS} such units alone)")}
+        out.add(i)
+    todo = todo[:PROOF_MAX_CHECKS]
+    changed = prover.each_alone(todo)
+    for i, change in changed.items():
+        status[i] = {"status": "visible", "reason": (
+            f"removing it alone {change.describe()}; removed together with units that "
+            "undo that (its path's other subpaths, or what refers to it) it changes "
+            "nothing, so it goes only with them")}
+        out.add(i)
+    alone = set(todo) - out
     if not out:
         return check, alone
     again = prove_set(prover, [i for i in check.removable if i not in out])
