@@ -16,8 +16,8 @@ import pytest
 from svgloo.engine.document import parse_document
 from svgloo.engine.limits import DEFAULT_LIMITS
 from svgloo.engine.loo import CHANGED_THRESHOLD
-from svgloo.engine.proof import (PROOF_TOLERANCE, check_removal, picture_change,
-                                 proof_sizes)
+from svgloo.engine.proof import (PROOF_TOLERANCE, check_removal, disagreement,
+                                 picture_change, proof_sizes)
 from svgloo.engine.render import render_rgba, render_rgba_resvg
 from svgloo.engine.score import ScoreSettings, score_text
 from svgloo.engine.units import extract_units, text_without
@@ -366,6 +366,30 @@ def test_resvg_renders_known_pixels_premultiplied_and_placed_like_cairosvg():
     assert picture[3, 1].tolist() == [255, 0, 0, 255]
     assert picture[3, 6].tolist() == [0, 0, 128, 128]  # premultiplied, as render_rgba
     assert np.abs(picture.astype(int) - render_rgba(text, 8)).max() <= 1
+
+
+def test_generic_font_families_resolve_in_resvg_as_in_cairosvg():
+    # resvg's font database maps sans-serif to Arial (not installed here) and draws no text;
+    # CairoSVG and browsers ask fontconfig. resvg's copy names fontconfig's family first.
+    from svgloo.engine.render import generic_families, resolve_generic_families
+
+    families = generic_families()
+    if "sans-serif" not in families:
+        pytest.skip("no fontconfig family for sans-serif that resvg has loaded")
+    assert resolve_generic_families("Arial, sans-serif", families) == \
+        f"Arial, '{families['sans-serif']}', sans-serif"
+    for kept in ("'serif'", '"monospace"', "my-sans-serif", "Foo"):  # names, not generics
+        assert resolve_generic_families(kept, families) == kept
+    text = doc('<style>.c { font-family: serif }</style>'
+               '<text x="45" y="30" font-family="sans-serif" font-size="20">Ag</text>'
+               '<text x="45" y="60" style="font-size: 20px; font-family: monospace">Ag</text>'
+               '<text x="45" y="90" class="c" font-size="20">Ag</text>')
+    cairo, resvg = render_rgba(text, 200), render_rgba_resvg(text, 200)
+    for y0 in (40, 100, 160):  # each line drawn by resvg...
+        assert resvg[y0:y0 + 25, 90:170, 3].max() == 255
+    assert disagreement(cairo, resvg).pixels == 0  # ...in the family CairoSVG draws
+    result = score(text)
+    assert result["renderer_disagreement"] is None and not result["warnings"]
 
 
 def test_renderers_that_disagree_are_reported_with_the_element():
