@@ -247,14 +247,15 @@ def test_a_unit_proven_together_is_proven_alone_where_another_can_undo_its_remov
         assert row["removal"]["reason"].startswith("removing it alone changes")
     rect = result["units"][3]
     assert rect["removal"]["status"] == "proven"
-    assert "removing it alone keeps CairoSVG's picture at 96 px" in rect["removal"]["reason"]
+    assert "Removed alone: CairoSVG at 96 px over white, within 4/255 (its leave-one-out)" \
+        in rect["removal"]["reason"]
     assert result["bulk_removal"] is None  # one unit left: its own fix
 
 
 def test_entangled_units_proven_alone_say_so():
     # Two overlapping opacity-0 subpaths of one path (a third far from them cannot add to
     # their windings) and a <use>d rect at opacity 0: each entangled unit's removal alone is
-    # checked in both renderers and at both sizes, and the reason says so.
+    # checked in both renderers at the analysis size, and the reason says so.
     text = doc('<path d="M0 0h5v5z M3 3h5v5z M30 0h5v5z" opacity="0"/>'
                '<rect id="r" x="60" y="60" width="5" height="5" opacity="0"/>'
                '<use href="#r" x="5"/>')
@@ -266,7 +267,9 @@ def test_entangled_units_proven_alone_say_so():
     rows = result["units"]
     for row in (rows[1], rows[2], rows[4]):
         assert row["removal"]["status"] == "proven"
-        assert row["removal"]["reason"].startswith("removing it alone, and together")
+        assert row["removal"]["reason"].endswith(
+            "Removed alone: CairoSVG and resvg at 96 px, no pixel moving by more than 4/255, "
+            "alpha included")
     for row in (rows[3], rows[5]):
         assert row["removal"]["status"] == "proven"
         assert "(its leave-one-out)" in row["removal"]["reason"]

@@ -17,6 +17,21 @@ size); only when that changes a picture is the set bisected. Units whose renderi
 cannot vouch for (features.py) never enter a proof: they are "unverified", with the reason.
 So are units that draw where CairoSVG's and resvg's full pictures disagree.
 
+What a unit's "proven" status rests on, exactly (its reason says which applies):
+- removed *together* with the other proven units (the bulk set): the full proof above;
+- removed *alone* (the editor's one-unit fix): CairoSVG's leave-one-out at the analysis
+  size, over white, within PROOF_TOLERANCE (scoring measured it; candidates over it are
+  "visible"). Removing a set is not removing each member: two units can undo each other,
+  so where one can - a subpath whose box meets another proven subpath's of its path
+  (windings add up: an outline written twice in opposite directions draws nothing, either
+  copy alone draws it), or an element another refers to (``href``, ``url(#...)``) - the
+  unit is also removed alone in both renderers at the analysis size, alpha included; one
+  that changes a picture alone is "visible" and the set is proven again without it. For
+  the others, what their removal alone does at the proof size, in resvg, or on a dark page
+  is not rendered: with plain painting, such a difference needs a unit hidden under
+  another that the leave-one-out sees by no more than PROOF_TOLERANCE at the analysis
+  size (a sliver under a white cover).
+
 Every render goes through the engine's render workers, never a renderer of its own.
 """
 
@@ -170,13 +185,15 @@ class Prover:
         self.renders += renders
         return found
 
-    def each_alone(self, units: Iterable[int]) -> dict[int, Change]:
+    def each_alone(self, units: Iterable[int], sizes: Iterable[int] | None = None
+                   ) -> dict[int, Change]:
         """Each of ``units`` removed alone: unit -> the first picture its removal changes
-        (the smallest size first), for those that change one. One job per renderer and
-        size for all of them (the full picture is rendered once per worker)."""
+        (the smallest size first; ``sizes``: a part of the prover's), for those that change
+        one. One job per renderer and size for all of them (the full picture is rendered
+        once per worker)."""
         todo = list(units)
         found: dict[int, Change] = {}
-        for size in self.sizes:
+        for size in sorted(self.sizes if sizes is None else sizes):
             if not todo:
                 break
             if self.should_stop is not None:
@@ -500,20 +517,19 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
                 f"({prover.renders} renders) before reaching it")}
         check, alone = _prove_entangled_alone(prover, check, status)
         renders += prover.renders
-        alone_line = ("removing it alone keeps CairoSVG's picture at "
-                      f"{size} px over white within "
-                      f"{PROOF_TOLERANCE if over_white is not None else 12}/255 (its "
-                      "leave-one-out); it is neither a subpath beside other proven subpaths "
-                      "of its path nor referenced by another element, the two ways a unit "
-                      "can undo another's removal")
+        from svgloo.engine.loo import CHANGED_THRESHOLD
+
+        by_loo = (f"CairoSVG at {size} px over white, within "
+                  f"{PROOF_TOLERANCE if over_white is not None else CHANGED_THRESHOLD}/255 "
+                  "(its leave-one-out); it is neither a subpath overlapping other proven "
+                  "subpaths of its path nor an element another refers to, the ways one unit "
+                  "can undo another's removal")
+        by_proof = (f"CairoSVG and resvg at {prover.sizes[0]} px, no pixel moving by more "
+                    f"than {PROOF_TOLERANCE}/255, alpha included")
         for i in check.removable:
-            if i in alone:
-                reason = f"removing it alone, and together with the other proven units, " \
-                         f"keeps the picture: {checked}"
-            else:
-                reason = f"removing it together with the other proven units keeps the " \
-                         f"picture: {checked}; {alone_line}"
-            status[i] = {"status": "proven", "reason": reason}
+            status[i] = {"status": "proven", "reason": (
+                f"removed together with the other proven units: {checked}. Removed alone: "
+                f"{by_proof if i in alone else by_loo}")}
         if len(check.removable) >= 2:
             bulk = {"units": list(check.removable), "checked": checked}
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
@@ -591,9 +607,11 @@ def _referenced_ids(text: str) -> set[str]:
 
 def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int, dict]
                            ) -> tuple[RemovalCheck, set[int]]:
-    """The proven set's entangled units (``entangled``) each removed alone, in the same
-    renderers and sizes: a unit whose removal alone changes a picture is "visible" (it goes
-    only with what undoes it), and the rest of the set is proven again without it. At most
+    """The proven set's entangled units (``entangled``) each removed alone, in both
+    renderers at the analysis size (the smallest; the proof size costs several times as
+    much and is left to the joint proof): a unit whose removal alone changes a picture is
+    "visible" (it goes only with what undoes it), and the rest of the set is proven again
+    without it. At most
     PROOF_MAX_CHECKS such units are checked; any beyond are "unverified". Returns the final
     check and the units proven alone as well."""
     todo = sorted(entangled(prover.us, set(check.removable)))
@@ -606,7 +624,7 @@ def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int
             f"(the proof checks at most {PROOF_MAX_CHECKS} such units alone)")}
         out.add(i)
     todo = todo[:PROOF_MAX_CHECKS]
-    changed = prover.each_alone(todo)
+    changed = prover.each_alone(todo, prover.sizes[:1])
     for i, change in changed.items():
         status[i] = {"status": "visible", "reason": (
             f"removing it alone {change.describe()}; removed together with units that "
