@@ -53,12 +53,7 @@ def large_size(proof) -> int:
 
 # Known disagreements between the proof and Chromium, each a finding to fix in the engine;
 # strict, so a fix turns the entry into a failure that asks for its removal.
-KNOWN = {
-    "logos/yeoman.svg": "the proven bulk set (11 units: the face outline's duplicate "
-                        "subpaths among them) moves 33 edge pixels of Chromium's picture by "
-                        "up to 15/255 at 384 px (70 px, 20/255 at 1024 px); CairoSVG and "
-                        "resvg stay within 4/255",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _corpus_params():
@@ -113,3 +108,35 @@ def test_sampling_keeps_small_files_whole_and_spreads_over_large_ones():
     assert sampled(small, 3) is small
     large = sampled(Candidates(tuple(range(100, 200)), (1, 2)), 10)
     assert large.singles == tuple(range(100, 200, 10)) and large.bulk == (1, 2)
+
+
+def test_coincident_subpaths_move_chromiums_edges_and_are_unverified(chromium, proof,
+                                                                      proof_tolerance,
+                                                                      large_size):
+    """logos/yeoman.svg's old failure, by hand: one outline written twice in one path. Without
+    one copy, CairoSVG's and resvg's pictures are unchanged (they compute the coverage of the
+    union exactly), so the two-renderer proof would accept the removal; Chromium's edge
+    pixels move (Skia adds up the antialiased coverage of each copy). svgloo calls both
+    copies unverified and offers neither."""
+    from pathlib import Path
+
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.units import extract_units, text_without
+
+    path = Path(__file__).parent / "fixtures" / "proofs" / "coincident_subpaths.svg"
+    text = path.read_text()
+    us = extract_units(parse_document(text, path.name))
+    assert [u.kind for u in us.units] == ["subpath", "subpath"]
+    found, _ = proof.text_changes(text, text_without(us, {1}), (SIZE, large_size))
+    assert found == []  # what the two renderers see: nothing
+    [verdict] = referee(chromium, path.name, us, Candidates((1,), None), SIZE,
+                        proof_tolerance + REFEREE_SLACK)
+    assert verdict.changed > 50 and verdict.worst > 12, verdict.line()
+    result = score_text(text, path.name, ScoreSettings(backbone="pixel", size=SIZE)).result
+    for row in result["units"]:
+        assert not row["visible"]
+        assert row["removal"]["status"] == "unverified", row["removal"]
+        assert "coincide with subpath" in row["removal"]["reason"]
+    assert result["bulk_removal"] is None
+

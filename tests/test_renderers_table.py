@@ -64,6 +64,23 @@ def test_table_row_matches_the_renderers(chromium, name):
         assert agree(draw_resvg(path), browser) == TABLE[name]["resvg = Chromium"]
 
 
+@pytest.mark.parametrize("name", sorted(n for n, cells in TABLE.items()
+                                         if cells["What svgloo does"].startswith("normalised")))
+def test_normalised_rows_draw_in_cairosvg_as_in_chromium(chromium, name):
+    """Where the table says svgloo normalises a value CairoSVG misreads, CairoSVG's drawing
+    of the normalised copy (what svgloo's analysis renderer draws) agrees with Chromium."""
+    import cairosvg
+
+    from svgloo.engine.normalize import normalize_modern
+
+    path = FIXTURES / name
+    assert agree(draw_cairosvg(path), draw_chromium(chromium, path)) == "differs"
+    png = cairosvg.svg2png(bytestring=normalize_modern(path.read_bytes()),
+                           output_width=renderers.SIZE, output_height=renderers.SIZE)
+    ours = renderers.Drawing("cairosvg, normalised", renderers._png_to_rgba(png))
+    assert agree(ours, draw_chromium(chromium, path)) == "same"
+
+
 def test_an_img_draws_every_fixture_as_the_document_except_external_files(chromium):
     """The CI referee draws through <img> (batched); the table opens each file as the
     document. They agree on everything but what lies outside the file."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from svgloo.engine.pathdata import (PathSyntaxError, remove_subpath, split_subpaths,
-                                    standalone_subpath)
+                                    standalone_subpath, subpath_edges)
 
 
 def test_relative_movetos_are_resolved_through_closepath():
@@ -66,3 +66,28 @@ def test_with_absolute_movetos_keeps_every_subpath_and_point():
     again = split_subpaths(out)
     assert [sp.start_point for sp in again] == [sp.start_point for sp in subpaths]
     assert not any(sp.relative for sp in again)
+
+
+def test_edges_are_absolute_and_the_same_whichever_way_round():
+    # The same triangle: absolute; relative after a closepath; backwards and left open
+    # (a fill closes it); then one that shares only its first edge.
+    d = ("M10 10 L90 20 L70 85 Z m0 0 l80 10 l-20 65 z M10 10 L70 85 L90 20 "
+         "M10 10 L90 20 L60 40 Z")
+    a, b, c, e = subpath_edges(d)
+    assert len(a) == 3 and a == b == c
+    assert a & e == {("L", ((10.0, 10.0), (90.0, 20.0)), ())}
+
+
+def test_smooth_curves_and_arcs_resolve_their_implicit_points():
+    # S reflects the previous C's second control point; T the previous Q's; an arc drawn
+    # backwards sweeps the other way; zero-length segments are no edges.
+    forward, backward, smooth, arcs, arcs_back = subpath_edges(
+        "M0 0 C1 1 2 2 3 0 S5 -2 6 0 "
+        "M6 0 C5 -2 4 -2 3 0 C2 2 1 1 0 0 "
+        "M0 0 Q1 1 2 0 T4 0 L4 0 "
+        "M0 0 A5 5 0 0 1 10 0 "
+        "M10 0 A5 5 0 0 0 0 0")
+    assert forward == backward and len(forward) == 3  # two curves and the closing line
+    assert ("Q", ((2.0, 0.0), (3.0, -1.0), (4.0, 0.0)), ()) in smooth
+    assert len(smooth) == 3  # Q, T and the closing line; "L4 0" goes nowhere
+    assert arcs == arcs_back

@@ -16,8 +16,8 @@ import pytest
 from svgloo.engine.document import parse_document
 from svgloo.engine.limits import DEFAULT_LIMITS
 from svgloo.engine.loo import CHANGED_THRESHOLD
-from svgloo.engine.proof import (PROOF_TOLERANCE, check_removal, picture_change,
-                                 proof_sizes)
+from svgloo.engine.proof import (PROOF_TOLERANCE, check_removal, disagreement,
+                                 picture_change, proof_sizes)
 from svgloo.engine.render import render_rgba, render_rgba_resvg
 from svgloo.engine.score import ScoreSettings, score_text
 from svgloo.engine.units import extract_units, text_without
@@ -164,6 +164,26 @@ def test_non_scaling_stroke_is_unverified():
     _assert_unverified(result, row_of(result, "path"), "non-scaling-stroke")
 
 
+def test_coincident_subpaths_are_unverified():
+    # One outline written twice in one path (logos/yeoman.svg writes its face three times):
+    # CairoSVG and resvg draw one copy like two, Chromium moves the edges by up to 20/255
+    # (tests/test_browser_proofs.py). The two-renderer proof alone would accept it.
+    outline = "M80 70c0 0-12 11-31 11c-23 0-30-11-30-11L14 14h70L80 70z"
+    again = outline.replace("M80 70", "M 80,70 ")  # written differently, the same edges
+    text = doc(f'<path fill="#222" d="{outline} {again}"/>'
+               '<path fill="#222" d="M20 90h10v5h-10z M40 90h10v5h-10z"/>')
+    result = score(text)
+    copies = [r for r in result["units"] if r["tag"] == "path"][:2]
+    for row in copies:
+        _assert_unverified(result, row, "coincide with subpath")
+    us = extract_units(parse_document(text, "x.svg"))
+    for unit in (1, 2):
+        for draw in (render_rgba, render_rgba_resvg):
+            assert np.array_equal(draw(text, 256), draw(text_without(us, {unit}), 256))
+    # Subpaths that share no edge are not touched by the rule.
+    assert all("coincide" not in r["removal"]["reason"] for r in result["units"][3:])
+
+
 # --- what a proof compares ------------------------------------------------------------
 
 def test_white_rect_on_a_transparent_page_is_not_removable():
@@ -204,6 +224,56 @@ def test_invisible_units_are_proven_and_the_bulk_set_holds_in_both_renderers():
     us = extract_units(parse_document(text, "x.svg"))
     for draw in (render_rgba, render_rgba_resvg):
         assert np.array_equal(draw(text, 1024), draw(text_without(us, set(proven)), 1024))
+
+
+def test_a_unit_proven_together_is_proven_alone_where_another_can_undo_its_removal():
+    # One white square written twice in one path, in opposite directions and cut at
+    # different points (no edge in common): the windings cancel, nothing is drawn. Removing
+    # both changes nothing; removing either alone draws a white square - nothing over white
+    # (CairoSVG's leave-one-out sees no change), a square on a dark page.
+    square = ("M50 50 h40 v40 h-40 z "
+              "M50 50 v20 v20 h20 h20 v-20 v-20 h-20 h-20 z")
+    ghost = '<rect x="60" y="10" width="20" height="20" opacity="0"/>'
+    text = doc(f'<path fill="white" d="{square}"/>{ghost}')
+    us = extract_units(parse_document(text, "x.svg"))
+    assert [u.kind for u in us.units] == ["element", "subpath", "subpath", "element"]
+    for draw in (render_rgba, render_rgba_resvg):  # together: nothing changes...
+        assert np.array_equal(draw(text, 256), draw(text_without(us, {1, 2}), 256))
+    assert removal_changes(text, 1) == 255  # ...alone: a white square (on a dark page)
+    result = score(text)
+    for row in result["units"][1:3]:
+        assert not row["visible"]  # over white, the footprint sees nothing
+        assert row["removal"]["status"] == "visible", row["removal"]
+        assert row["removal"]["reason"].startswith("removing it alone changes")
+    rect = result["units"][3]
+    assert rect["removal"]["status"] == "proven"
+    assert "Removed alone: CairoSVG at 96 px over white, within 4/255 (its leave-one-out)" \
+        in rect["removal"]["reason"]
+    assert result["bulk_removal"] is None  # one unit left: its own fix
+
+
+def test_entangled_units_proven_alone_say_so():
+    # Two overlapping opacity-0 subpaths of one path (a third far from them cannot add to
+    # their windings) and a <use>d rect at opacity 0: each entangled unit's removal alone is
+    # checked in both renderers at the analysis size, and the reason says so.
+    text = doc('<path d="M0 0h5v5z M3 3h5v5z M30 0h5v5z" opacity="0"/>'
+               '<rect id="r" x="60" y="60" width="5" height="5" opacity="0"/>'
+               '<use href="#r" x="5"/>')
+    us = extract_units(parse_document(text, "x.svg"))
+    from svgloo.engine.proof import entangled
+    assert entangled(us, {1, 2, 3, 4, 5}) == {1, 2, 4}
+    assert entangled(us, {1, 3, 5}) == set()
+    result = score(text)
+    rows = result["units"]
+    for row in (rows[1], rows[2], rows[4]):
+        assert row["removal"]["status"] == "proven"
+        assert row["removal"]["reason"].endswith(
+            "Removed alone: CairoSVG and resvg at 96 px, no pixel moving by more than 4/255, "
+            "alpha included")
+    for row in (rows[3], rows[5]):
+        assert row["removal"]["status"] == "proven"
+        assert "(its leave-one-out)" in row["removal"]["reason"]
+    assert result["bulk_removal"]["units"] == [1, 2, 3, 4, 5]
 
 
 def test_bulk_removal_is_proven_at_the_documents_own_size():
@@ -249,6 +319,34 @@ def test_modern_values_score_and_draw_as_browsers_do(fill):
     assert picture[70, 89].tolist() == [0, 0, 255, 255] and picture[70, 91, 3] == 0
 
 
+def test_hex_colours_with_alpha_draw_as_in_a_browser():
+    # CairoSVG draws #rrggbbaa and #rgba opaque; browsers and resvg honour the alpha. The
+    # copy CairoSVG draws is normalised; resvg draws the user's text as written.
+    body = ('<linearGradient id="c0ffee"><stop offset="0" stop-color="#f008"/>'
+            '<stop offset="1" style="stop-color: #0000ff40"/></linearGradient>'
+            '<rect x="50" y="10" width="40" height="40" fill="#3366cc80"/>'
+            '<rect x="10" y="55" width="80" height="20" fill="url(#c0ffee) #000"/>'
+            '<use href="#c0ffee"/>'
+            '<rect x="10" y="80" width="80" height="15" style="fill:#0a0c" stroke="#abcd"/>')
+    text = doc(body)
+    import io
+
+    import cairosvg
+    from PIL import Image
+
+    png = cairosvg.svg2png(bytestring=text.encode(), output_width=100, output_height=100)
+    raw = np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+    assert raw[30, 70].tolist() == [51, 102, 204, 255]  # CairoSVG alone: opaque
+    ours, browser = render_rgba(text, 100), render_rgba_resvg(text, 100)
+    for y, x in [(30, 70), (65, 12), (65, 88), (87, 50), (80, 50)]:
+        assert np.abs(ours[y, x].astype(int) - browser[y, x]).max() <= 2, (y, x)
+    assert np.abs(ours[30, 70] - np.array([26, 51, 102, 128])).max() <= 1  # premultiplied
+    assert picture_change(ours, browser).max() <= 64  # edges only: antialiasing
+    from svgloo.engine.normalize import normalize_modern
+    copy = normalize_modern(text)
+    assert 'href="#c0ffee"' in copy and "url(#c0ffee)" in copy and 'id="c0ffee"' in copy
+
+
 def test_the_users_text_is_not_rewritten():
     text = doc('<rect x="50" y="50" width="40" height="40" fill="rgb(0 0 255)" '
                'opacity="100%"/>')
@@ -271,6 +369,30 @@ def test_resvg_renders_known_pixels_premultiplied_and_placed_like_cairosvg():
     assert picture[3, 1].tolist() == [255, 0, 0, 255]
     assert picture[3, 6].tolist() == [0, 0, 128, 128]  # premultiplied, as render_rgba
     assert np.abs(picture.astype(int) - render_rgba(text, 8)).max() <= 1
+
+
+def test_generic_font_families_resolve_in_resvg_as_in_cairosvg():
+    # resvg's font database maps sans-serif to Arial (not installed here) and draws no text;
+    # CairoSVG and browsers ask fontconfig. resvg's copy names fontconfig's family first.
+    from svgloo.engine.render import generic_families, resolve_generic_families
+
+    families = generic_families()
+    if "sans-serif" not in families:
+        pytest.skip("no fontconfig family for sans-serif that resvg has loaded")
+    assert resolve_generic_families("Arial, sans-serif", families) == \
+        f"Arial, '{families['sans-serif']}', sans-serif"
+    for kept in ("'serif'", '"monospace"', "my-sans-serif", "Foo"):  # names, not generics
+        assert resolve_generic_families(kept, families) == kept
+    text = doc('<style>.c { font-family: serif }</style>'
+               '<text x="45" y="30" font-family="sans-serif" font-size="20">Ag</text>'
+               '<text x="45" y="60" style="font-size: 20px; font-family: monospace">Ag</text>'
+               '<text x="45" y="90" class="c" font-size="20">Ag</text>')
+    cairo, resvg = render_rgba(text, 200), render_rgba_resvg(text, 200)
+    for y0 in (40, 100, 160):  # each line drawn by resvg...
+        assert resvg[y0:y0 + 25, 90:170, 3].max() == 255
+    assert disagreement(cairo, resvg).pixels == 0  # ...in the family CairoSVG draws
+    result = score(text)
+    assert result["renderer_disagreement"] is None and not result["warnings"]
 
 
 def test_renderers_that_disagree_are_reported_with_the_element():

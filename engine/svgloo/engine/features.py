@@ -8,9 +8,11 @@ attributes and ``<style>`` sheets (matched with cssselect2, CairoSVG's own match
 
 from __future__ import annotations
 
+import functools
 import re
 
 from svgloo.engine.document import XLINK_NS, Document
+from svgloo.engine.pathdata import PathSyntaxError, subpath_edges
 from svgloo.engine.units import UnitSet
 
 _ALLOWED_DATA = ("data:image/png", "data:image/jpeg", "data:image/jpg")
@@ -238,8 +240,10 @@ def unit_reasons(us: UnitSet) -> dict[int, str]:
                     stack.append((k, via))
         return None
 
-    out: dict[int, str] = {}
+    out: dict[int, str] = coincident_subpaths(us)
     for u in us.units:
+        if u.index in out:
+            continue
         reason = inside(u.element)
         node = doc.nodes[u.element].getparent()
         while reason is None and node is not None:
@@ -250,4 +254,44 @@ def unit_reasons(us: UnitSet) -> dict[int, str]:
         if reason is not None:
             out[u.index] = "it uses " + reason if not reason.startswith(("an ancestor", "what")) \
                 else reason
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _edges(d: str) -> tuple[frozenset, ...] | None:
+    try:
+        return tuple(subpath_edges(d))
+    except PathSyntaxError:
+        return None
+
+
+def coincident_subpaths(us: UnitSet) -> dict[int, str]:
+    """Subpath units that share an edge with another subpath of their path (the same line,
+    curve or arc, either way round): the edge is drawn twice on top of itself. CairoSVG and
+    resvg compute a fill's coverage exactly, so one copy or two look the same to them;
+    Chromium's Skia accumulates the antialiased coverage of each copy, so removing the
+    second copy moves the shape's edge pixels in a browser (up to 15/255 on the corpus's
+    logos/yeoman.svg, whose face is one outline written three times) and no proof in the
+    two renderers can vouch for it."""
+    out: dict[int, str] = {}
+    for element, split in us.splits.items():
+        edges = _edges(us.doc.text[split.value_start:split.value_end])
+        if edges is None or len(edges) != len(split.subpaths):
+            continue
+        first: dict[tuple, int] = {}    # edge -> the first subpath that draws it
+        shared: dict[int, int] = {}     # subpath -> another subpath it shares an edge with
+        for k, mine in enumerate(edges):
+            for edge in mine:
+                j = first.setdefault(edge, k)
+                if j != k:
+                    shared.setdefault(k, j)
+                    shared.setdefault(j, k)
+        for u in us.units_of_element(element) if shared else ():
+            other = shared.get(u.subpath)
+            if other is not None:
+                out[u.index] = (
+                    f"its edges coincide with subpath {other}'s of the same path (drawn twice, "
+                    "on top of each other): browsers (Skia) antialias such edges differently "
+                    "from CairoSVG and resvg, so what removing it changes in a browser cannot "
+                    "be proven")
     return out

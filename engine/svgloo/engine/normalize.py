@@ -2,7 +2,11 @@
 
 CairoSVG 2.x fails the whole file on values every browser draws: ``opacity="100%"`` (and
 the other opacities), CSS Color 4 colours (``rgb(0 0 255)``, ``rgb(0 0 255 / 50%)``,
-``hsl(240 100% 50%)``) and ``calc()``. The renderers get a rewritten copy; the user's text,
+``hsl(240 100% 50%)``) and ``calc()``; it draws ``#rrggbbaa`` and ``#rgba`` colours opaque
+(the alpha digits ignored). Hex colours with alpha are rewritten only where a colour is
+read - the colour attributes (``fill``, ``stroke``, ``stop-color``, ``flood-color``,
+``lighting-color``, ``color``) and after a colon in CSS - never a fragment (``href="#c0ffee"``,
+``url(#abcd)``) or an ID selector. The renderers get a rewritten copy; the user's text,
 and so every offset a front end shows or edits, is never changed.
 
 Only attribute values and ``<style>`` sheets are rewritten (a ``<text>`` that spells
@@ -23,10 +27,16 @@ _OPACITY_ATTRS = frozenset({"opacity", "fill-opacity", "stroke-opacity", "stop-o
 _COLOR = re.compile(r"(?<![\w-])(rgba?|hsla?)\(([^()]*)\)", re.IGNORECASE)
 _CALC = re.compile(r"(?<![\w-])calc\(([^()]*)\)", re.IGNORECASE)
 _CALC_TERM = re.compile(rf"\s*({_NUM})(px)?\s*")
+_HEX = r"#((?:[0-9a-fA-F]{4}){1,2})(?![\w-])"
+_HEX_IN_VALUE = re.compile(rf"(?<![\w(#-]){_HEX}")      # a colour attribute's value
+_HEX_IN_CSS = re.compile(rf"(:\s*){_HEX}")                # a declaration's value
+_COLOR_ATTRS = frozenset({"fill", "stroke", "stop-color", "flood-color", "lighting-color",
+                          "color"})
 
 # A cheap test on the raw text: does anything here need rewriting?
 _NEEDS = re.compile(rf"opacity\s*(?:=\s*[\"']|:)\s*{_NUM}%|calc\(|hsla?\(|"
-                    rf"rgba?\(\s*{_NUM}%?\s+{_NUM}|rgba?\([^)]*%\s*\)", re.IGNORECASE)
+                    rf"rgba?\(\s*{_NUM}%?\s+{_NUM}|rgba?\([^)]*%\s*\)|"
+                    rf"(?:fill|stroke|color)\s*(?:=\s*[\"']|:)\s*{_HEX}", re.IGNORECASE)
 
 
 def _channel(text: str) -> float | None:
@@ -78,6 +88,14 @@ def _color(match: re.Match) -> str:
     return f"rgb({rgb})" if alpha >= 1 else f"rgba({rgb},{alpha:g})"
 
 
+def _hex(digits: str) -> str:
+    """``#rgba``/``#rrggbbaa`` digits -> ``rgb(r,g,b)`` (opaque) or ``rgba(r,g,b,a)``."""
+    if len(digits) == 4:
+        digits = "".join(c * 2 for c in digits)
+    r, g, b, a = (int(digits[k:k + 2], 16) for k in range(0, 8, 2))
+    return f"rgb({r},{g},{b})" if a == 255 else f"rgba({r},{g},{b},{round(a / 255, 6):g})"
+
+
 def _calc(match: re.Match) -> str:
     """``calc()`` of plain numbers and px lengths with + - * / -> the number; others kept
     (percentages and font units need a context the value does not have)."""
@@ -114,6 +132,9 @@ def normalize_value(value: str, attribute: str | None = None) -> str:
         m = _OPACITY_VALUE.fullmatch(value)
         if m:
             return repr(float(m.group(1)) / 100)
+    if attribute in _COLOR_ATTRS:
+        value = _HEX_IN_VALUE.sub(lambda m: _hex(m.group(1)), value)
+    value = _HEX_IN_CSS.sub(lambda m: m.group(1) + _hex(m.group(2)), value)
     value = _OPACITY.sub(lambda m: m.group(1) + repr(float(m.group(2)) / 100), value)
     value = _COLOR.sub(_color, value)
     return _CALC.sub(_calc, value)

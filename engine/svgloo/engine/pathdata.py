@@ -37,16 +37,14 @@ def _fmt(v: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def split_subpaths(d: str) -> list[Subpath]:
-    """Return the subpaths of path data ``d`` in drawing order.
+def _commands(d: str):
+    """The commands of path data ``d``, one per drawing step: (upper-case letter, relative?,
+    arguments, offset of the command's letter, offset past its last character, offset of
+    what follows). Coordinate pairs after a moveto come as linetos, as the grammar reads them.
 
     Raises PathSyntaxError on data a renderer would reject."""
     n = len(d)
-    cx = cy = 0.0      # current point
-    sx = sy = 0.0      # start of the current subpath
-    subpaths: list[Subpath] = []
-    pending: tuple | None = None   # moveto facts of the subpath being read
-    content_end = 0                # offset past the last character that belongs to a command
+    started = False
 
     def number(p: int) -> tuple[float, int]:
         m = _NUMBER.match(d, p)
@@ -61,17 +59,18 @@ def split_subpaths(d: str) -> list[Subpath]:
 
     pos = _SEP.match(d, 0).end()
     cmd = None
+    cmd_pos = 0
     while pos < n:
         if d[pos].isalpha():
             cmd, cmd_pos = d[pos], pos
             if cmd.upper() not in _PARAMS:
                 raise PathSyntaxError(f"unknown path command {cmd!r} at offset {pos}")
-            if pending is None and cmd not in "Mm":
+            if not started and cmd not in "Mm":
                 raise PathSyntaxError("path data must start with a moveto")
+            started = True
             pos = _SEP.match(d, pos + 1).end()
             if cmd in "Zz":
-                cx, cy = sx, sy
-                content_end = pending_end = cmd_pos + 1
+                yield "Z", cmd == "z", [], cmd_pos, cmd_pos + 1, pos
                 continue
         elif cmd is None or cmd in "Zz":
             raise PathSyntaxError(f"number without a command at offset {pos} of path data")
@@ -79,11 +78,30 @@ def split_subpaths(d: str) -> list[Subpath]:
             cmd = "L" if cmd == "M" else "l"
         up, rel = cmd.upper(), cmd.islower()
         args = []
+        content_end = pos
         for k in range(_PARAMS[up]):
             v, pos = flag(pos) if (up == "A" and k in (3, 4)) else number(pos)
             args.append(v)
             content_end = pos
             pos = _SEP.match(d, pos).end()
+        yield up, rel, args, cmd_pos, content_end, pos
+
+
+def split_subpaths(d: str) -> list[Subpath]:
+    """Return the subpaths of path data ``d`` in drawing order.
+
+    Raises PathSyntaxError on data a renderer would reject."""
+    n = len(d)
+    cx = cy = 0.0      # current point
+    sx = sy = 0.0      # start of the current subpath
+    subpaths: list[Subpath] = []
+    pending: tuple | None = None   # moveto facts of the subpath being read
+    content_end = 0                # offset past the last character that belongs to a command
+    for up, rel, args, cmd_pos, content_end, pos in _commands(d):
+        if up == "Z":
+            cx, cy = sx, sy
+            pending_end = content_end
+            continue
         if up == "M":
             x, y = args
             if rel and pending is not None:   # a leading "m" is absolute (SVG spec)
@@ -107,6 +125,88 @@ def split_subpaths(d: str) -> list[Subpath]:
     if pending is not None:
         subpaths.append(_close(pending, content_end))
     return subpaths
+
+
+def _edge_key(kind: str, points: list[tuple[float, float]], extra: tuple = ()) -> tuple | None:
+    """A segment as a set member that is the same whichever way it is drawn; None for a
+    segment that goes nowhere. Coordinates rounded to 1e-6: written twice, an edge reads
+    the same; computed from relative commands, it may differ in the last bits."""
+    pts = tuple((round(x, 6) + 0.0, round(y, 6) + 0.0) for x, y in points)
+    if all(p == pts[0] for p in pts):
+        return None
+    if kind == "A":   # drawn backwards, an arc sweeps the other way
+        rx, ry, rot, large, sweep = extra
+        forward = ("A", pts, (rx, ry, rot, large, sweep))
+        backward = ("A", pts[::-1], (rx, ry, rot, large, 1 - sweep))
+        return min(forward, backward)
+    return (kind, min(pts, pts[::-1]), ())
+
+
+def subpath_edges(d: str) -> list[frozenset]:
+    """Per subpath of ``d``, its edges (lines, curves and arcs in absolute coordinates,
+    direction-free), the closing edge a fill adds included. Two subpaths that share an edge
+    draw it twice, on top of itself. Raises PathSyntaxError as split_subpaths does."""
+    out: list[frozenset] = []
+    edges: set | None = None
+    cx = cy = sx = sy = 0.0
+    last_ctrl: tuple[str, tuple[float, float]] | None = None   # for S and T
+
+    def add(key):
+        if key is not None and edges is not None:
+            edges.add(key)
+
+    def close():
+        add(_edge_key("L", [(cx, cy), (sx, sy)]))
+
+    for up, rel, args, _pos, _end, _next in _commands(d):
+        ox, oy = (cx, cy) if rel else (0.0, 0.0)
+        if up == "M":
+            if edges is None:   # a leading "m" is absolute (SVG spec)
+                ox = oy = 0.0
+            else:
+                close()
+                out.append(frozenset(edges))
+            edges = set()
+            cx, cy = sx, sy = args[0] + ox, args[1] + oy
+            last_ctrl = None
+            continue
+        if up == "Z":
+            close()
+            cx, cy = sx, sy
+            last_ctrl = None
+            continue
+        if up == "H":
+            end = (args[0] + ox, cy)
+        elif up == "V":
+            end = (cx, args[0] + (cy if rel else 0.0))
+        else:
+            end = (args[-2] + ox, args[-1] + oy)
+        pts = [(args[k] + ox, args[k + 1] + oy) for k in range(0, len(args) - 2, 2)]
+        ctrl = None
+        if up in ("H", "V", "L"):
+            add(_edge_key("L", [(cx, cy), end]))
+        elif up in ("C", "S"):
+            if up == "S":
+                first = (2 * cx - last_ctrl[1][0], 2 * cy - last_ctrl[1][1]) \
+                    if last_ctrl and last_ctrl[0] == "C" else (cx, cy)
+                pts = [first] + pts
+            add(_edge_key("C", [(cx, cy), *pts, end]))
+            ctrl = ("C", pts[-1])
+        elif up in ("Q", "T"):
+            if up == "T":
+                pts = [(2 * cx - last_ctrl[1][0], 2 * cy - last_ctrl[1][1])
+                       if last_ctrl and last_ctrl[0] == "Q" else (cx, cy)]
+            add(_edge_key("Q", [(cx, cy), *pts, end]))
+            ctrl = ("Q", pts[-1])
+        elif up == "A":
+            add(_edge_key("A", [(cx, cy), end], (abs(args[0]), abs(args[1]), args[2] % 360,
+                                                 args[3], args[4])))
+        cx, cy = end
+        last_ctrl = ctrl
+    if edges is not None:
+        close()
+        out.append(frozenset(edges))
+    return out
 
 
 def _close(pending: tuple, end: int) -> Subpath:

@@ -17,11 +17,27 @@ size); only when that changes a picture is the set bisected. Units whose renderi
 cannot vouch for (features.py) never enter a proof: they are "unverified", with the reason.
 So are units that draw where CairoSVG's and resvg's full pictures disagree.
 
+What a unit's "proven" status rests on, exactly (its reason says which applies):
+- removed *together* with the other proven units (the bulk set): the full proof above;
+- removed *alone* (the editor's one-unit fix): CairoSVG's leave-one-out at the analysis
+  size, over white, within PROOF_TOLERANCE (scoring measured it; candidates over it are
+  "visible"). Removing a set is not removing each member: two units can undo each other,
+  so where one can - a subpath whose box meets another proven subpath's of its path
+  (windings add up: an outline written twice in opposite directions draws nothing, either
+  copy alone draws it), or an element another refers to (``href``, ``url(#...)``) - the
+  unit is also removed alone in both renderers at the analysis size, alpha included; one
+  that changes a picture alone is "visible" and the set is proven again without it. For
+  the others, what their removal alone does at the proof size, in resvg, or on a dark page
+  is not rendered: with plain painting, such a difference needs a unit hidden under
+  another that the leave-one-out sees by no more than PROOF_TOLERANCE at the analysis
+  size (a sliver under a white cover).
+
 Every render goes through the engine's render workers, never a renderer of its own.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -168,6 +184,31 @@ class Prover:
         found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
                                       self.pool, self.us.doc.name, self.should_stop)
         self.renders += renders
+        return found
+
+    def each_alone(self, units: Iterable[int], sizes: Iterable[int] | None = None
+                   ) -> dict[int, Change]:
+        """Each of ``units`` removed alone: unit -> the first picture its removal changes
+        (the smallest size first; ``sizes``: a part of the prover's), for those that change
+        one. One job per renderer and size for all of them (the full picture is rendered
+        once per worker)."""
+        todo = list(units)
+        found: dict[int, Change] = {}
+        for size in sorted(self.sizes if sizes is None else sizes):
+            if not todo:
+                break
+            if self.should_stop is not None:
+                self.should_stop()
+            texts = [text_without(self.us, {i}) for i in todo]
+            jobs = [(self.us.doc.text, texts, size, self.limits, self.us.doc.name, renderer)
+                    for renderer in RENDERERS]
+            results = self.pool.map(job_picture_changes, jobs, self.us.doc.name)
+            self.renders += len(texts) * len(RENDERERS)
+            for renderer, moved in zip(RENDERERS, results):
+                for i, (pixels, largest) in zip(todo, moved):
+                    if pixels and i not in found:
+                        found[i] = Change(RENDERER_NAMES[renderer], size, pixels, largest)
+            todo = [i for i in todo if i not in found]
         return found
 
 
@@ -462,11 +503,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
         sizes, note = proof_sizes(us, size, limits)
         prover = Prover(us, sizes, limits, pool, should_stop)
         check = prove_set(prover, candidates)
-        renders += prover.renders
         checked = checked_line(sizes, note)
-        for i in check.removable:
-            status[i] = {"status": "proven", "reason": "removing it, together with the "
-                         f"other proven units, keeps the picture: {checked}"}
         for i, change in check.why_dropped.items():
             status[i] = {"status": "visible", "reason": "removing it together with the "
                          "proven units " + change.describe()}
@@ -474,12 +511,132 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             status[i] = {"status": "unverified", "reason": (
                 f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 4} checks "
                 f"({prover.renders} renders) before reaching it")}
+        check, alone = _prove_entangled_alone(prover, check, status)
+        renders += prover.renders
+        from svgloo.engine.loo import CHANGED_THRESHOLD
+
+        by_loo = (f"CairoSVG at {size} px over white, within "
+                  f"{PROOF_TOLERANCE if over_white is not None else CHANGED_THRESHOLD}/255 "
+                  "(its leave-one-out); it is neither a subpath overlapping other proven "
+                  "subpaths of its path nor an element another refers to, the ways one unit "
+                  "can undo another's removal")
+        by_proof = (f"CairoSVG and resvg at {prover.sizes[0]} px, no pixel moving by more "
+                    f"than {PROOF_TOLERANCE}/255, alpha included")
+        for i in check.removable:
+            status[i] = {"status": "proven", "reason": (
+                f"removed together with the other proven units: {checked}. Removed alone: "
+                f"{by_proof if i in alone else by_loo}")}
         if len(check.removable) >= 2:
             bulk = {"units": list(check.removable), "checked": checked}
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
     warnings = [renderer_warning(us, differ)] if differ.pixels else []
     return ProofResult([status[u.index] for u in us.units], bulk, differ, warnings, renders,
                        time.perf_counter() - t0)
+
+
+def entangled(us: UnitSet, units: set[int]) -> set[int]:
+    """Units of ``units`` whose removal alone is not implied by removing them all: subpaths
+    of a path with another subpath among them (their windings add up: two copies of an
+    outline drawn in opposite directions draw nothing together, each draws it alone), and
+    units whose element another element refers to (``href``, ``url(#...)``: the referrer
+    draws it, or draws through it)."""
+    per_path: dict[int, list[int]] = {}
+    for i in units:
+        u = us.units[i]
+        if u.kind == "subpath":
+            per_path.setdefault(u.element, []).append(i)
+    out = set()
+    for element, members in per_path.items():
+        if len(members) > 1:
+            out |= _overlapping(us, element, members)
+    referenced = _referenced_ids(us.doc.text)
+    for i in units:
+        ident = us.doc.nodes[us.units[i].element].get("id")
+        if ident is not None and ident in referenced:
+            out.add(i)
+    return out
+
+
+def _overlapping(us: UnitSet, element: int, members: list[int]) -> set[int]:
+    """The subpath units among ``members`` (of one path) whose boxes meet another's: only
+    there can windings add up (a subpath's fill lies inside its points' box, an arc's
+    within twice its radius of its ends). All of them when the path data is unreadable."""
+    from svgloo.engine.features import _edges
+
+    split = us.splits[element]
+    edges = _edges(us.doc.text[split.value_start:split.value_end])
+    if edges is None or len(edges) != len(split.subpaths):
+        return set(members)
+    boxes = {i: _box(edges[us.units[i].subpath]) for i in members}
+    out = set()
+    for i in members:
+        for j in members:
+            if i != j and _meet(boxes[i], boxes[j]):
+                out.update((i, j))
+    return out
+
+
+def _box(edges) -> tuple[float, float, float, float] | None:
+    xs, ys = [], []
+    for kind, points, extra in edges:
+        grow = 0.0
+        if kind == "A":
+            (x0, y0), (x1, y1) = points
+            grow = 2 * max(abs(extra[0]), abs(extra[1]), ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** .5)
+        for x, y in points:
+            xs += [x - grow, x + grow]
+            ys += [y - grow, y + grow]
+    return (min(xs), min(ys), max(xs), max(ys)) if xs else None
+
+
+def _meet(a, b) -> bool:
+    return a is not None and b is not None and \
+        a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+_REFERENCE = re.compile(r"""(?:href\s*=\s*["']\s*#|url\(\s*["']?\s*#)([^"')\s]+)""")
+
+
+def _referenced_ids(text: str) -> set[str]:
+    return set(_REFERENCE.findall(text))
+
+
+def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int, dict]
+                           ) -> tuple[RemovalCheck, set[int]]:
+    """The proven set's entangled units (``entangled``) each removed alone, in both
+    renderers at the analysis size (the smallest; the proof size costs several times as
+    much and is left to the joint proof): a unit whose removal alone changes a picture is
+    "visible" (it goes only with what undoes it), and the rest of the set is proven again
+    without it. At most
+    PROOF_MAX_CHECKS such units are checked; any beyond are "unverified". Returns the final
+    check and the units proven alone as well."""
+    todo = sorted(entangled(prover.us, set(check.removable)))
+    if not todo:
+        return check, set()
+    out: set[int] = set()
+    for i in todo[PROOF_MAX_CHECKS:]:
+        status[i] = {"status": "unverified", "reason": (
+            f"proven only together with other units; its removal alone was not checked "
+            f"(the proof checks at most {PROOF_MAX_CHECKS} such units alone)")}
+        out.add(i)
+    todo = todo[:PROOF_MAX_CHECKS]
+    changed = prover.each_alone(todo, prover.sizes[:1])
+    for i, change in changed.items():
+        status[i] = {"status": "visible", "reason": (
+            f"removing it alone {change.describe()}; removed together with units that "
+            "undo that (its path's other subpaths, or what refers to it) it changes "
+            "nothing, so it goes only with them")}
+        out.add(i)
+    alone = set(todo) - out
+    if not out:
+        return check, alone
+    again = prove_set(prover, [i for i in check.removable if i not in out])
+    for i, change in again.why_dropped.items():
+        status[i] = {"status": "visible", "reason": "removing it together with the "
+                     "proven units " + change.describe()}
+    for i in again.undecided:
+        status[i] = {"status": "unverified", "reason": "the proof stopped before reaching it"}
+    return again, alone & set(again.removable)
 
 
 def _feature_elements(us: UnitSet) -> set[int]:

@@ -16,6 +16,7 @@ import binascii
 import functools
 import re
 import threading
+from collections.abc import Mapping
 from urllib.parse import unquote_to_bytes
 
 import numpy as np
@@ -692,6 +693,59 @@ def _resvg_options():
     return options
 
 
+# CSS generic font families. resvg's font database maps them to fixed names (sans-serif to
+# Arial, serif to Times New Roman...), often not installed, and the binding does not let
+# that map be set; CairoSVG (through cairo) and browsers ask fontconfig. resvg's copy of a
+# document names fontconfig's family before each generic one it uses.
+_GENERICS = ("sans-serif", "serif", "monospace", "cursive", "fantasy")
+_GENERIC_RE = re.compile(r"(?<![\w'\"-])(" + "|".join(_GENERICS) + r")(?![\w'\"-])",
+                         re.IGNORECASE)
+_ANY_GENERIC = re.compile(rb"serif|monospace|cursive|fantasy", re.IGNORECASE)  # raw text
+_FONT_FAMILY_DECL = re.compile(r"(font-family\s*:\s*)([^;}]*)", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def generic_families() -> dict[str, str]:
+    """Generic family -> the family fontconfig gives it (``fc-match``), where resvg has
+    that family loaded; empty without fontconfig."""
+    import shutil
+    import subprocess
+
+    if shutil.which("fc-match") is None:
+        return {}
+    loaded = set(_resvg_options().list_fonts())
+    out = {}
+    for generic in _GENERICS:
+        try:
+            family = subprocess.run(["fc-match", "-f", "%{family[0]}", generic],
+                                    capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if family in loaded:
+            out[generic] = family
+    return out
+
+
+def resolve_generic_families(value: str, families: Mapping[str, str]) -> str:
+    """A font-family list with fontconfig's family named before each generic family."""
+    def named(m: re.Match) -> str:
+        family = families.get(m.group(1).lower())
+        return f"'{family}', {m.group(1)}" if family else m.group(1)
+    return _GENERIC_RE.sub(named, value)
+
+
+def _resolve_fonts(node, families: Mapping[str, str]) -> None:
+    if node.get("font-family"):
+        node.set("font-family", resolve_generic_families(node.get("font-family"), families))
+    declared = node.get("style")
+    if declared and "font-family" in declared.lower():
+        node.set("style", _FONT_FAMILY_DECL.sub(
+            lambda m: m.group(1) + resolve_generic_families(m.group(2), families), declared))
+    if isinstance(node.tag, str) and node.tag.rsplit("}", 1)[-1] == "style" and node.text:
+        node.text = _FONT_FAMILY_DECL.sub(
+            lambda m: m.group(1) + resolve_generic_families(m.group(2), families), node.text)
+
+
 def _inside_only(value: str | None, limits: Limits) -> bool:
     """An href resvg may follow: a fragment of this document, or a small PNG/JPEG."""
     if value is None:
@@ -719,12 +773,15 @@ def resvg_input(svg_text: str | bytes, size: int, limits: Limits, name: str) -> 
         root = etree.fromstring(data, parser)
     except (etree.XMLSyntaxError, ValueError) as exc:
         raise RenderError(name, f"second renderer could not parse the document: {exc}") from None
+    families = generic_families() if _ANY_GENERIC.search(data) else {}
     for node in root.iter():
         if not isinstance(node.tag, str):
             continue
         for key in ("href", _XLINK_HREF):
             if not _inside_only(node.get(key), limits):
                 del node.attrib[key]
+        if families:
+            _resolve_fonts(node, families)
     if root.get("viewBox") is None:
         width, height = _root_size(root.get("width")), _root_size(root.get("height"))
         if width and height:
