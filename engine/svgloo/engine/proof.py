@@ -148,10 +148,10 @@ def proof_sizes(us: UnitSet, analysis_size: int, limits: Limits) -> tuple[tuple[
 
 
 def _document_size(us: UnitSet) -> float | None:
-    from svgloo.engine.render import _root_size
+    from svgloo.engine.render import root_size
 
     root = us.doc.root
-    width, height = _root_size(root.get("width")), _root_size(root.get("height"))
+    width, height = root_size(root.get("width")), root_size(root.get("height"))
     if width and height:
         return max(width, height)
     box = (root.get("viewBox") or "").replace(",", " ").split()
@@ -349,7 +349,7 @@ def check_speck_removal(us: UnitSet, units: Iterable[int], allowed: Mapping[int,
     than the sum of theirs - so removing them together takes away only what they draw one
     at a time, never a shape they make only together. Same greedy narrowing as prove_set.
     This is not a "no visible effect" proof: the caller shows that these are visible."""
-    from svgloo.engine.loo import job_render_full
+    from svgloo.engine.render_jobs import job_render_full
 
     pool = pool or shared_pool(limits)
     name = us.doc.name

@@ -514,7 +514,7 @@ MIN_VISIBLE_PX = 20   # with ensure_visible, an artifact whose removal changes f
 
 def _render_many(texts: list[str], size: int, limits, name: str, pool, chunk: int = 16):
     """Yield RGB renders (over white) of ``texts`` in order, a chunk at a time."""
-    from svgloo.engine.loo import job_render_layers
+    from svgloo.engine.render_jobs import job_render_layers
 
     for start in range(0, len(texts), chunk * max(1, pool.workers)):
         batch = texts[start:start + chunk * max(1, pool.workers)]

@@ -57,7 +57,7 @@ def picture_change(original: bytes | str, edited: bytes | str, pool, limits) -> 
     384 px, the engine's render workers."""
     import numpy as np
 
-    from svgloo.engine.loo import job_render_full
+    from svgloo.engine.render_jobs import job_render_full
     from svgloo.engine.proof import changed_pixels
 
     texts = [t if isinstance(t, str) else t.decode("utf-8", "replace")
