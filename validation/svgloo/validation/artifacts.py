@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.document import SVG_NS, Document, parse_document
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits, extract_units
 
 KINDS = ("shape", "stray", "duplicate")
@@ -550,7 +551,7 @@ def _similarities(images, backbone, prepared_list, batch: int = 32) -> list[np.n
 
 
 def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
-               size: int = 384, k: int = 3, pool=None, ensure_visible: bool = False,
+               size: int = DEFAULT_RENDER_SIZE, k: int = 3, pool=None, ensure_visible: bool = False,
                tries: int = 6, detectors: tuple[str, ...] = DETECTORS,
                cross: str | None = None, cross_match: str | None = None) -> dict:
     """Inject one artifact of each kind into one file and run every detector under every

@@ -25,8 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+
 CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
-SIZE = 384
+SIZE = DEFAULT_RENDER_SIZE  # as `svgloo fix` scores by default
 
 
 def find_svgo(given: str | None) -> str | None:
