@@ -329,7 +329,7 @@ def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndar
     independent mask as the target (``matched_masks``)."""
     import time
 
-    from svgloo.validation.artifacts import _render_many
+    from svgloo.validation.artifacts import render_many
     from svgloo.engine.limits import DEFAULT_LIMITS
 
     t0 = t0 or time.perf_counter()
@@ -353,7 +353,7 @@ def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndar
             jobs.append(edit_text(us, units, edit, size=size, rng=rng, centre=centre))
             meta.append((c["name"], edit, target, others, iou))
     rows = []
-    images = _render_many(jobs, size, DEFAULT_LIMITS, path, pool) if jobs else []
+    images = render_many(jobs, size, DEFAULT_LIMITS, path, pool) if jobs else []
     for (name, edit, target, others, iou), after in zip(meta, images):
         p = edit_precision(full, after, target, others)
         row = {"concept": name, "edit": edit, **{key: round(v, 6) if v == v else None
