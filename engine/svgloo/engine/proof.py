@@ -561,10 +561,10 @@ def _overlapping(us: UnitSet, element: int, members: list[int]) -> set[int]:
     """The subpath units among ``members`` (of one path) whose boxes meet another's: only
     there can windings add up (a subpath's fill lies inside its points' box, an arc's
     within twice its radius of its ends). All of them when the path data is unreadable."""
-    from svgloo.engine.features import _edges
+    from svgloo.engine.features import path_edges
 
     split = us.splits[element]
-    edges = _edges(us.doc.text[split.value_start:split.value_end])
+    edges = path_edges(us.doc.text[split.value_start:split.value_end])
     if edges is None or len(edges) != len(split.subpaths):
         return set(members)
     boxes = {i: _box(edges[us.units[i].subpath]) for i in members}
