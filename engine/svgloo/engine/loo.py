@@ -14,6 +14,10 @@ k, inside the box where k's block has pixels, is
 on transparent, then over white. A forward sweep keeps "layers below"; the layers above
 that touch the box are composited in z-order, with cairo's own 8-bit rounding, so each
 leave-one-out image costs a few small composites instead of a render of the document.
+
+The parts live beside this module: the worker jobs in render_jobs.py, layer rendering and
+its cache keys in layer_render.py, compound paths subpath by subpath in
+subpath_windows.py, the compositing itself in composite.py, boxes and layers in raster.py.
 """
 
 from __future__ import annotations
