@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser import Chromium  # noqa: E402
 from browser_referee import invisible_removals, proven_removals, referee  # noqa: E402
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE  # noqa: E402
 
 TOLERANCES = (0, 1, 2, 4, 8, 12)
-SIZE = 384
+SIZE = DEFAULT_RENDER_SIZE
 
 
 def files_of(paths: list[str]) -> list[Path]:

@@ -23,10 +23,11 @@ import pytest
 from browser_referee import Candidates, proven_removals, referee, sampled
 
 from conftest import corpus_files
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 pytestmark = pytest.mark.slow
 
-SIZE = 384          # the analysis size the proofs are made at (ScoreSettings' default)
+SIZE = DEFAULT_RENDER_SIZE  # the analysis size the proofs are made at (ScoreSettings' default)
 REFEREE_SLACK = 2   # /255 on top of PROOF_TOLERANCE: Chromium's antialiasing, see above
 SINGLES_PER_FILE = 48  # single removals refereed per file (see browser_referee.sampled)
 

@@ -48,11 +48,13 @@ def add_scoring_arguments(p) -> None:
                         "-DELTA (delta < DELTA); default: the backbone's own (clip: the "
                         "paper's -0.005; pixel: -0.0008, calibrated); in between the two "
                         "thresholds it is neutral")
+    speck = DEFAULT.speck_threshold
     p.add_argument("--speck-threshold", type=float, default=DEFAULT.speck_threshold,
                    metavar="FRACTION",
                    help="flag a unit as a speck when its visible footprint is at most this "
-                        "fraction of the canvas, and not zero (default 0.0002 = 0.02%%, "
-                        "29 px at 384 px; 0 turns specks off)")
+                        f"fraction of the canvas, and not zero (default {speck:g} = "
+                        f"{speck * 100:g}%%, {round(speck * DEFAULT.size ** 2)} px at "
+                        f"{DEFAULT.size} px; 0 turns specks off)")
     p.add_argument("--hidden-threshold", type=float, default=DEFAULT.hidden_threshold,
                    metavar="SHARE",
                    help="flag a unit as mostly hidden when at least this share of what it "

@@ -64,10 +64,11 @@ def _marked_document_texts(us, prune: bool) -> LayerTexts:
 def test_capture_texts_are_the_marked_documents_layer_texts(name, prune):
     import random
 
-    from svgloo.engine.loo import _Captures, absolute_subpaths
+    from svgloo.engine.layer_render import Captures
+    from svgloo.engine.loo import absolute_subpaths
 
     us = absolute_subpaths(extract_units(load_document(CORPUS / name)))
-    captures = _Captures(us, LayerTexts(us, prune))
+    captures = Captures(us, LayerTexts(us, prune))
     expected = _marked_document_texts(us, prune)
     n = len(us.units)
     rng = random.Random(n)

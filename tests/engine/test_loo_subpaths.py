@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from svgloo.engine.document import parse_document
-from svgloo.engine.loo import _subpath_windows, loo_fast, loo_naive
+from svgloo.engine.loo import loo_fast, loo_naive
 from svgloo.engine.units import extract_units
 
 TOLERANCE = 2  # /255 per channel
@@ -90,20 +90,22 @@ def test_subpath_leave_one_out_equals_naive(render_pool, name):
 
 def test_local_and_non_local_paths_are_told_apart(render_pool):
     from svgloo.engine.blocks import compute_blocks, unaffected_units
-    from svgloo.engine.loo import _Captures, _LayerRenderer, _windowed_paths, absolute_subpaths
+    from svgloo.engine.layer_render import Captures, LayerRenderer
     from svgloo.engine.layers import LayerTexts
     from svgloo.engine.limits import DEFAULT_LIMITS
+    from svgloo.engine.loo import absolute_subpaths
     from svgloo.engine.progress import WorkProgress
+    from svgloo.engine.subpath_windows import subpath_windows, windowed_paths
 
     def handled(name):
         us = absolute_subpaths(extract_units(parse_document(_svg(CASES[name]), "t.svg")))
-        renderer = _LayerRenderer("t.svg", 96, DEFAULT_LIMITS, render_pool, None, 8)
-        renderer.capture = _Captures(us, LayerTexts(us, True))
+        renderer = LayerRenderer("t.svg", 96, DEFAULT_LIMITS, render_pool, None, 8)
+        renderer.capture = Captures(us, LayerTexts(us, True))
         blocks = compute_blocks(us)
-        paths = _windowed_paths(us, blocks, unaffected_units(us))
+        paths = windowed_paths(us, blocks, unaffected_units(us))
         stage = WorkProgress(None).stage(0)
-        return bool(_subpath_windows(us, blocks, paths, renderer, 96, [None] * len(us.units),
-                                     {}, stage, stage))
+        handled, _windows = subpath_windows(us, blocks, paths, renderer, 96, stage, stage)
+        return bool(handled)
 
     assert handled("evenodd_frame_and_holes") and handled("user_space_gradient")
     assert handled("clip_path_of_paths") and handled("clip_path_use")
@@ -196,11 +198,11 @@ def test_a_path_of_many_subpaths_costs_memory_linear_in_them(render_pool):
     1,200 subpaths stay under 25 MB. A bound on memory, not on time."""
     import tracemalloc
 
-    from svgloo.engine.loo import _whole_paths
+    from svgloo.engine.loo import whole_paths
     from svgloo.validation.bench_loo import synthetic_path
 
     us = extract_units(parse_document(synthetic_path(1200), "many.svg"))
-    whole = _whole_paths(us)
+    whole = whole_paths(us)
     assert len(whole) == 1200 and len({id(s) for s in whole.values()}) == 1  # one path
     assert whole[0] == frozenset(range(1200))
     tracemalloc.start()

@@ -14,7 +14,7 @@ from PIL import Image
 from svgloo.engine.document import parse_document
 from svgloo.engine.errors import LimitError
 from svgloo.engine.limits import Limits
-from svgloo.engine.loo import job_render_full
+from svgloo.engine.render_jobs import job_render_full
 from svgloo.engine.render import over_white, render_rgba, take_refused
 from svgloo.engine.safety import check_document, use_expansion
 from svgloo.engine.workers import RenderPool

@@ -15,6 +15,7 @@ from PIL import Image
 from svgloo.engine.reference import resolve_reference
 from svgloo.engine.document import load_document
 from svgloo.engine.score import ScoreSettings, score_file
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.protocols import Reference
 from svgloo.plugins.pixel_backbone import PixelBackbone
 
@@ -68,7 +69,7 @@ def test_human_table_and_footprints(tmp_path):
     assert "rect#stray" in proc.stdout and "harmful" in proc.stdout
     pngs = sorted((tmp_path / "fp").glob("*.png"))
     assert len(pngs) == 7 and (tmp_path / "fp" / "contact-sheet.png").exists()
-    assert Image.open(tmp_path / "fp" / "unit-0005.png").size == (384, 384)
+    assert Image.open(tmp_path / "fp" / "unit-0005.png").size == (DEFAULT_RENDER_SIZE,) * 2
 
 
 def test_naive_and_fast_give_the_same_scores():

@@ -383,7 +383,7 @@ def test_stderr_folders_of_owners_that_are_gone_are_removed(tmp_path):
 def _worker_state() -> tuple:
     import resource
 
-    loaded = [m for m in ("cairocffi", "cairosvg.surface", "svgloo.engine.loo",
+    loaded = [m for m in ("cairocffi", "cairosvg.surface", "svgloo.engine.render_jobs",
                           "svgloo.engine.proof") if m in sys.modules]
     return loaded, resource.getrlimit(resource.RLIMIT_AS)[0]
 
@@ -394,7 +394,7 @@ def test_workers_are_forked_with_the_renderer_loaded_and_still_set_their_limits(
     each worker is forked from it and then limits itself as before."""
     pool = one_worker_pool(render_memory_mb=700)
     [(loaded, memory_limit)] = pool.map(_worker_state, [()], "state.svg", timeout_s=300)
-    assert loaded == ["cairocffi", "cairosvg.surface", "svgloo.engine.loo",
+    assert loaded == ["cairocffi", "cairosvg.surface", "svgloo.engine.render_jobs",
                       "svgloo.engine.proof"]
     assert memory_limit == 700 * 1024 * 1024
 
@@ -420,7 +420,7 @@ ctypes.util._findSoname_ldconfig = refuse_once
 import svgloo.engine.worker_preload
 import cairosvg.surface
 print(bool(refused), len(calls) > 0, ctypes.util.find_library is counting,
-      "svgloo.engine.loo" in sys.modules)
+      "svgloo.engine.render_jobs" in sys.modules)
 """
 
 

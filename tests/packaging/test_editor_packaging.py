@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"
 VSCODE = PACKAGING / "vscode"
@@ -33,7 +35,7 @@ SERVER_SETTINGS = {
     "harmfulThreshold": None,
     "diagnostics": {"harmful": True, "invisible": True, "purity": True, "maxPerDocument": 50},
     "useDaemon": True,
-    "renderSize": 384,
+    "renderSize": DEFAULT_RENDER_SIZE,  # the engine's: each editor's default must be it
 }
 # Lua tables and TOML cannot hold a null: there the unset thresholds are simply absent.
 WRITTEN_SETTINGS = {k: v for k, v in SERVER_SETTINGS.items() if v is not None}
@@ -233,7 +235,7 @@ local ok, err = pcall(function()
   local cfg = dofile(%(path)s)
   assert(vim.deep_equal(cfg.cmd, { 'svgloo', 'lsp' }), 'cmd')
   assert(vim.tbl_contains(cfg.filetypes, 'svg'), 'filetypes')
-  assert(cfg.settings.svgloo.renderSize == 384, 'settings')
+  assert(cfg.settings.svgloo.renderSize == %(size)d, 'settings')
   assert(vim.deep_equal(cfg.init_options, cfg.settings.svgloo), 'init_options')
   local over = vim.tbl_deep_extend('force', cfg, { settings = { svgloo = { backbone = 'pixel' } } })
   local params = { initializationOptions = over.init_options }
@@ -252,7 +254,8 @@ vim.cmd('qall!')
 @pytest.mark.skipif(not shutil.which("nvim"), reason="nvim not installed")
 def test_nvim_loads_config(tmp_path):
     check = tmp_path / "check.lua"
-    check.write_text(NVIM_CHECK % {"path": json.dumps(str(NVIM_LUA))}, encoding="utf-8")
+    check.write_text(NVIM_CHECK % {"path": json.dumps(str(NVIM_LUA)), "size": DEFAULT_RENDER_SIZE},
+                     encoding="utf-8")
     result = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {check}"],
                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr + result.stdout

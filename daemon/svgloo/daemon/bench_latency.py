@@ -41,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+
 DEFAULT_FILE = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "noto" / \
     "emoji_u1f6d5.svg"
 
@@ -172,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--incremental", action="store_true",
                     help="re-score after an edit vs cold, A/B through the service API")
-    ap.add_argument("--size", type=int, default=384, help="render size for --incremental")
+    ap.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE,
+                    help="render size for --incremental")
     ap.add_argument("--edit", choices=("unit", "first"), default="unit",
                     help="--incremental: recolour a random unit, or the file's first colour")
     args = ap.parse_args(argv)
@@ -211,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         full, edit, hit = [], [], []
         for i in range(args.repeat):
             dt, r = timed(text=text, uri="file://" + path,
-                          settings={**settings, "size": 384 - 1 - i})
+                          settings={**settings, "size": DEFAULT_RENDER_SIZE - 1 - i})
             assert not r["daemon"]["cached"]
             full.append(dt)
             dt, r = timed(text=_edit_colour(text, i + 1), uri="file://" + path, settings=settings)

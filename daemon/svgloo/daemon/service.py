@@ -18,7 +18,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from svgloo.daemon.cache import LRUCache, ResultCache, result_key
-from svgloo.engine.errors import ConfigError, InputError, LimitError, SvglooError
+from svgloo.engine.errors import Cancelled, ConfigError, InputError, LimitError, SvglooError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 
 log = logging.getLogger("svgloo.daemon")
@@ -28,10 +28,6 @@ LAYER_CACHE_BYTES = 512 * 1024 * 1024
 # Documents whose last scoring is kept for an incremental re-scoring after an edit (each
 # holds its full render, patches and the reference's statistics: a few MB at 384 px).
 KEPT_RUNS = 8
-
-
-class Cancelled(Exception):
-    """Raised inside the engine (through the progress callback) to stop a job."""
 
 
 class Preempted(Exception):
@@ -676,4 +672,4 @@ def _older(version, than) -> bool:
         return False
 
 
-__all__ = ["ScoringService", "Job", "Cancelled", "score_settings_from_dict", "PRIORITIES"]
+__all__ = ["ScoringService", "Job", "score_settings_from_dict", "PRIORITIES"]

@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-Box = tuple[int, int, int, int]  # y0, y1, x0, x1 (half-open)
-Layer = tuple  # (box or None, premultiplied RGBA uint8 crop or None)
+from svgloo.engine.raster import NO_LAYER, Box, Layer
 
 
 def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -162,21 +161,21 @@ def _clipped(layers: Sequence[Layer], regions: list[Box | None]) -> list[Layer]:
     """The layers cut to the bounding box of the regions (views, not copies)."""
     regions = [r for r in regions if r is not None]
     if not regions:
-        return [(None, None)] * len(layers)
+        return [NO_LAYER] * len(layers)
     cy0, cy1 = min(r[0] for r in regions), max(r[1] for r in regions)
     cx0, cx1 = min(r[2] for r in regions), max(r[3] for r in regions)
     out = []
     for box, pixels in layers:
         if box is None:
-            out.append((None, None))
+            out.append(NO_LAYER)
             continue
         y0, y1, x0, x1 = box
         iy0, iy1, ix0, ix1 = max(y0, cy0), min(y1, cy1), max(x0, cx0), min(x1, cx1)
         if iy0 >= iy1 or ix0 >= ix1:
-            out.append((None, None))
+            out.append(NO_LAYER)
             continue
-        out.append(((iy0, iy1, ix0, ix1),
-                    pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]))
+        out.append(Layer((iy0, iy1, ix0, ix1),
+                         pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0]))
     return out
 
 

@@ -76,3 +76,11 @@ class ConfigError(SvglooError):
     """Bad settings: unknown backbone, unusable reference, missing weights."""
 
     kind = "config"
+
+
+class Cancelled(Exception):
+    """The caller stopped an analysis it no longer needs: raised from its progress callback
+    (or a document budget's ``interrupt``), it goes up through the engine to the caller.
+    The daemon raises it with the reason (superseded, shutdown), the language server when
+    an edit made the work stale. Not an SvglooError: nothing is wrong with the document,
+    so no front end reports it as an error."""

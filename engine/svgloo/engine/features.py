@@ -258,7 +258,9 @@ def unit_reasons(us: UnitSet) -> dict[int, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _edges(d: str) -> tuple[frozenset, ...] | None:
+def path_edges(d: str) -> tuple[frozenset, ...] | None:
+    """Each subpath's edges (pathdata.subpath_edges), cached per path data; None when the
+    data does not parse."""
     try:
         return tuple(subpath_edges(d))
     except PathSyntaxError:
@@ -275,7 +277,7 @@ def coincident_subpaths(us: UnitSet) -> dict[int, str]:
     two renderers can vouch for it."""
     out: dict[int, str] = {}
     for element, split in us.splits.items():
-        edges = _edges(us.doc.text[split.value_start:split.value_end])
+        edges = path_edges(us.doc.text[split.value_start:split.value_end])
         if edges is None or len(edges) != len(split.subpaths):
             continue
         first: dict[tuple, int] = {}    # edge -> the first subpath that draws it

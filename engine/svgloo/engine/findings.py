@@ -30,18 +30,18 @@ import numpy as np
 from svgloo.engine.blocks import has_structural_css, unaffected_units
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.layers import LayerTexts
-from svgloo.engine.limits import Limits
-# _layer_key: alone layers are cached under the keys loo_fast uses, so a single-unit
+# layer_key: alone layers are cached under the keys loo_fast uses, so a single-unit
 # block's layer (the unit alone) rendered for leave-one-out is not rendered again.
-from svgloo.engine.loo import CHANGED_THRESHOLD, _layer_key, job_render_layers
+from svgloo.engine.layer_render import layer_key
+from svgloo.engine.limits import Limits
+from svgloo.engine.loo import CHANGED_THRESHOLD
 from svgloo.engine.progress import Stage, WorkProgress
+from svgloo.engine.raster import Layer
+from svgloo.engine.render_jobs import job_render_layers
 from svgloo.engine.settings import HIDDEN_DEFAULT, SPECK_DEFAULT
 from svgloo.engine.result_types import Finding, MostlyHiddenFinding, SpeckFinding, UnitRow
 from svgloo.engine.units import UnitSet
 from svgloo.engine.workers import RenderPool, chunked
-
-Layer = tuple  # (box (y0, y1, x0, x1) or None, premultiplied RGBA uint8 crop or None)
-
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def render_layers(us: UnitSet, keeps: list[frozenset[int]], size: int, limits: L
     if texts is None or texts.us is not us or texts.prune != prune:
         texts = LayerTexts(us, prune_resources=prune)
     layer_texts = [texts.keeping(set(keep)) for keep in keeps]
-    keys = [_layer_key(t, size) for t in layer_texts]
+    keys = [layer_key(t, size) for t in layer_texts]
     # Read each hit once: a bounded cache (the daemon's LRU) may drop entries meanwhile.
     layers: dict[str, Layer] = {}
     for key in keys:

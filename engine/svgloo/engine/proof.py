@@ -148,10 +148,10 @@ def proof_sizes(us: UnitSet, analysis_size: int, limits: Limits) -> tuple[tuple[
 
 
 def _document_size(us: UnitSet) -> float | None:
-    from svgloo.engine.render import _root_size
+    from svgloo.engine.render import root_size
 
     root = us.doc.root
-    width, height = _root_size(root.get("width")), _root_size(root.get("height"))
+    width, height = root_size(root.get("width")), root_size(root.get("height"))
     if width and height:
         return max(width, height)
     box = (root.get("viewBox") or "").replace(",", " ").split()
@@ -349,7 +349,7 @@ def check_speck_removal(us: UnitSet, units: Iterable[int], allowed: Mapping[int,
     than the sum of theirs - so removing them together takes away only what they draw one
     at a time, never a shape they make only together. Same greedy narrowing as prove_set.
     This is not a "no visible effect" proof: the caller shows that these are visible."""
-    from svgloo.engine.loo import job_render_full
+    from svgloo.engine.render_jobs import job_render_full
 
     pool = pool or shared_pool(limits)
     name = us.doc.name
@@ -561,10 +561,10 @@ def _overlapping(us: UnitSet, element: int, members: list[int]) -> set[int]:
     """The subpath units among ``members`` (of one path) whose boxes meet another's: only
     there can windings add up (a subpath's fill lies inside its points' box, an arc's
     within twice its radius of its ends). All of them when the path data is unreadable."""
-    from svgloo.engine.features import _edges
+    from svgloo.engine.features import path_edges
 
     split = us.splits[element]
-    edges = _edges(us.doc.text[split.value_start:split.value_end])
+    edges = path_edges(us.doc.text[split.value_start:split.value_end])
     if edges is None or len(edges) != len(split.subpaths):
         return set(members)
     boxes = {i: _box(edges[us.units[i].subpath]) for i in members}

@@ -23,6 +23,7 @@ import numpy as np
 
 from svgloo.engine.errors import LimitError, RenderError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.raster import NO_LAYER, Layer
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 _EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>'
@@ -226,29 +227,30 @@ def _capturing_surface_class():
     return CapturingSurface
 
 
-def _crop_group(group) -> tuple:
-    """(box, RGBA crop) of a group surface in canvas coordinates, or (None, None)."""
+def _crop_group(group) -> Layer:
+    """The layer (box, RGBA crop) of a group surface in canvas coordinates."""
     group.flush()
     w, h, stride = group.get_width(), group.get_height(), group.get_stride()
     if w == 0 or h == 0:
-        return None, None
+        return NO_LAYER
     dx, dy = group.get_device_offset()
     view = np.frombuffer(group.get_data(), dtype=np.uint8).reshape(h, stride)[:, : w * 4]
     view = view.reshape(h, w, 4)
     alpha = view[..., _ALPHA]
     rows = np.flatnonzero(alpha.any(axis=1))
     if rows.size == 0:
-        return None, None
+        return NO_LAYER
     cols = np.flatnonzero(alpha[rows[0]:rows[-1] + 1].any(axis=0))
     oy, ox = int(round(-dy)), int(round(-dx))
     crop = np.ascontiguousarray(view[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1][..., _TO_RGBA])
-    return (oy + int(rows[0]), oy + int(rows[-1]) + 1, ox + int(cols[0]),
-            ox + int(cols[-1]) + 1), crop
+    return Layer((oy + int(rows[0]), oy + int(rows[-1]) + 1, ox + int(cols[0]),
+                  ox + int(cols[-1]) + 1), crop)
 
 
 def render_captured_layers(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
-                           limits: Limits = DEFAULT_LIMITS, name: str = "<input>") -> dict:
-    """Render once; return {mark: (box, RGBA crop)} for every element marked with
+                           limits: Limits = DEFAULT_LIMITS, name: str = "<input>"
+                           ) -> dict[str, Layer]:
+    """Render once; return {mark: its layer} for every element marked with
     ``CAPTURE_ATTR`` (see CapturingSurface). Marked elements must not sit under a group
     effect (opacity, mask, filter): the capture happens inside such a group."""
     surface, _ = _render_native(svg_text, size, limits, name, _capturing_surface_class())
@@ -263,20 +265,20 @@ def warm_up() -> None:
 
 def render_layer(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
                  limits: Limits = DEFAULT_LIMITS,
-                 name: str = "<input>"):
-    """Render as a transparent layer cropped to where it has pixels: (box, RGBA crop) with
-    box = (y0, y1, x0, x1), or (None, None) for an empty layer. Only the crop is
-    converted, which matters when thousands of small layers are rendered."""
+                 name: str = "<input>") -> Layer:
+    """Render as a transparent layer cropped to where it has pixels (box, RGBA crop), or
+    NO_LAYER for an empty one. Only the crop is converted, which matters when thousands
+    of small layers are rendered."""
     surface, view = _render_native(svg_text, size, limits, name)
     alpha = view[..., _ALPHA]
     rows = np.flatnonzero(alpha.any(axis=1))
     if rows.size == 0:
-        return None, None
+        return NO_LAYER
     cols = np.flatnonzero(alpha[rows[0]:rows[-1] + 1].any(axis=0))
     box = (int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1)
     crop = np.ascontiguousarray(view[box[0]:box[1], box[2]:box[3]][..., _TO_RGBA])
     del surface
-    return box, crop
+    return Layer(box, crop)
 
 
 def over_white(rgba: np.ndarray) -> np.ndarray:
@@ -327,16 +329,16 @@ def _dashes(value: str) -> bool:
 CLIP_SLACK = 4  # device rows
 
 
-def _crop_to(layer: tuple, window: tuple) -> tuple:
-    """A (box, RGBA crop) layer cut down to ``window`` (y0, y1, x0, x1)."""
+def _crop_to(layer: Layer, window: tuple) -> Layer:
+    """A layer cut down to ``window`` (y0, y1, x0, x1)."""
     box, pixels = layer
     if box is None:
         return layer
     y0, y1 = max(box[0], window[0]), min(box[1], window[1])
     x0, x1 = max(box[2], window[2]), min(box[3], window[3])
     if y0 >= y1 or x0 >= x1:
-        return None, None
-    return ((y0, y1, x0, x1), np.ascontiguousarray(
+        return NO_LAYER
+    return Layer((y0, y1, x0, x1), np.ascontiguousarray(
         pixels[y0 - box[0]:y1 - box[0], x0 - box[2]:x1 - box[2]]))
 
 
@@ -783,7 +785,7 @@ def resvg_input(svg_text: str | bytes, size: int, limits: Limits, name: str) -> 
         if families:
             _resolve_fonts(node, families)
     if root.get("viewBox") is None:
-        width, height = _root_size(root.get("width")), _root_size(root.get("height"))
+        width, height = root_size(root.get("width")), root_size(root.get("height"))
         if width and height:
             root.set("viewBox", f"0 0 {width!r} {height!r}")
     root.set("width", str(size))
@@ -795,7 +797,7 @@ _UNIT_PX = {"": 1.0, "px": 1.0, "pt": 96 / 72, "pc": 16.0, "mm": 96 / 25.4, "cm"
             "in": 96.0}
 
 
-def _root_size(value: str | None) -> float | None:
+def root_size(value: str | None) -> float | None:
     """A root width/height in px (absolute units only; CairoSVG's 96 dpi), or None."""
     import re
 
@@ -807,7 +809,7 @@ def _root_size(value: str | None) -> float | None:
     return number if number > 0 else None
 
 
-def render_rgba_resvg(svg_text: str | bytes, size: int = 384, limits: Limits = DEFAULT_LIMITS,
+def render_rgba_resvg(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFAULT_LIMITS,
                       name: str = "<input>") -> np.ndarray:
     """Render with resvg to a (size, size, 4) uint8 array of premultiplied R, G, B, A, the
     layout render_rgba returns. The binding hands back a PNG (straight alpha): it is decoded

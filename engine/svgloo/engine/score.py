@@ -16,12 +16,13 @@ from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.findings import FindingThresholds, count_findings, find_all, findings_steps
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
-from svgloo.engine.loo import LooResult, job_render_full, leave_one_out
+from svgloo.engine.loo import LooResult, leave_one_out
 from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.proof import prove_removals
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
+from svgloo.engine.render_jobs import job_render_full
 from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet

@@ -53,7 +53,7 @@ def _forget(packages: tuple[str, ...]) -> None:
 def preload() -> None:
     _import_cairosvg()
     # The job functions' modules and the pool's worker side.
-    import svgloo.engine.loo  # noqa: F401
+    import svgloo.engine.render_jobs  # noqa: F401
     import svgloo.engine.proof  # noqa: F401
     import svgloo.engine.workers  # noqa: F401
     from svgloo.engine.render import warm_up

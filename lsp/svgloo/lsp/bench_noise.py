@@ -1,6 +1,6 @@
 """How many diagnostics the editor shows: corpus files scored by the engine, then turned
 into diagnostics by ``convert.document_diagnostics`` - the function the server publishes
-from (default settings: no reference, 384 px, no structure analysis).
+from (default settings: no reference, the default render size, no structure analysis).
 
     python -m svgloo.lsp.bench_noise [--corpus DIR] [--sample 40] [--seed 26]
                                      [--cache DIR] [FILE ...relative to the corpus]
@@ -35,7 +35,7 @@ def score_result(corpus: Path, name: str, cache: Path | None) -> dict:
         return json.loads(stored.read_text())
     path = corpus / name
     result = score_text(path.read_text(encoding="utf-8"), str(path),
-                        ScoreSettings(size=384)).result
+                        ScoreSettings()).result
     if stored is not None:
         stored.write_text(json.dumps(result))
     return result

@@ -37,6 +37,7 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from svgloo.engine.errors import Cancelled
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE, parse_fields
 from svgloo.engine.version import __version__
 
@@ -51,10 +52,6 @@ DEBOUNCE_S = 0.1
 CONFIG_WAIT_S = 3.0
 SECTION = "svgloo"
 SUMMARY_COMMAND = "svgloo.showSummary"
-
-
-class _Cancelled(Exception):
-    """Raised from the engine's progress callback when the work went stale."""
 
 
 # The keys editors send (camelCase) -> the fields of Settings below / DiagnosticOptions.
@@ -243,7 +240,7 @@ class SvglooServer(LanguageServer):
                 self._deliver(uri)
 
     async def _score(self, uri, version, text, settings: Settings, cancel, st: DocState):
-        """(result dict, None) or (None, SvglooError). Raises _Cancelled when stale."""
+        """(result dict, None) or (None, SvglooError). Raises Cancelled when stale."""
         from svgloo.engine.errors import SvglooError
 
         loop = asyncio.get_running_loop()
@@ -264,7 +261,7 @@ class SvglooServer(LanguageServer):
 
             def on_progress(done: int, total: int) -> None:
                 if cancel.is_set():
-                    raise _Cancelled()
+                    raise Cancelled()
                 if progress is not None and total:
                     loop.call_soon_threadsafe(progress.report, done, total)
 
@@ -275,7 +272,7 @@ class SvglooServer(LanguageServer):
                 return st.run.result, None
             except SvglooError as exc:
                 return None, exc
-            except _Cancelled:
+            except Cancelled:
                 raise asyncio.CancelledError() from None
         finally:
             if progress is not None:
@@ -287,13 +284,13 @@ class SvglooServer(LanguageServer):
 
         def on_progress(done: int, total: int) -> None:
             if cancel.is_set():
-                raise _Cancelled()
+                raise Cancelled()
 
         try:
             structure, spans = await loop.run_in_executor(
                 self.structure_executor, _structure_in_process, text, fs_name(uri),
                 settings.render_size, on_progress)
-        except _Cancelled:
+        except Cancelled:
             return
         except Exception as exc:  # noqa: BLE001 - concepts are optional
             log.info("svgloo: no structure for %s: %s", uri, exc)

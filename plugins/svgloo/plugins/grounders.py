@@ -129,7 +129,7 @@ class LabelGrounder:
     def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
                  options: dict | None = None) -> np.ndarray:
         from svgloo.engine.limits import DEFAULT_LIMITS
-        from svgloo.engine.loo import job_render_layers
+        from svgloo.engine.render_jobs import job_render_layers
         from svgloo.engine.units import extract_units, text_keeping
         from svgloo.engine.workers import shared_pool
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.document import SVG_NS, Document, parse_document
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits, extract_units
 
 KINDS = ("shape", "stray", "duplicate")
@@ -512,9 +513,9 @@ def counterpart(path: str, files: list[str]) -> tuple[str, str] | None:
 MIN_VISIBLE_PX = 20   # with ensure_visible, an artifact whose removal changes fewer is re-drawn
 
 
-def _render_many(texts: list[str], size: int, limits, name: str, pool, chunk: int = 16):
+def render_many(texts: list[str], size: int, limits, name: str, pool, chunk: int = 16):
     """Yield RGB renders (over white) of ``texts`` in order, a chunk at a time."""
-    from svgloo.engine.loo import job_render_layers
+    from svgloo.engine.render_jobs import job_render_layers
 
     for start in range(0, len(texts), chunk * max(1, pool.workers)):
         batch = texts[start:start + chunk * max(1, pool.workers)]
@@ -550,7 +551,7 @@ def _similarities(images, backbone, prepared_list, batch: int = 32) -> list[np.n
 
 
 def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
-               size: int = 384, k: int = 3, pool=None, ensure_visible: bool = False,
+               size: int = DEFAULT_RENDER_SIZE, k: int = 3, pool=None, ensure_visible: bool = False,
                tries: int = 6, detectors: tuple[str, ...] = DETECTORS,
                cross: str | None = None, cross_match: str | None = None) -> dict:
     """Inject one artifact of each kind into one file and run every detector under every
@@ -618,12 +619,12 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
             values[name]["loo"] = deltas[name]
     if "isolated" in detectors:
         texts = [text_keeping(us, {i}) for i in range(n)]
-        sims = _similarities(_render_many(texts, size, limits, path, pool), bb, prepared)
+        sims = _similarities(render_many(texts, size, limits, path, pool), bb, prepared)
         for name, s in zip(names, sims):
             values[name]["isolated"] = list(s)
     if "prefix" in detectors:
         texts = [text_keeping(us, set(range(i))) for i in range(n + 1)]
-        sims = _similarities(_render_many(texts, size, limits, path, pool), bb, prepared)
+        sims = _similarities(render_many(texts, size, limits, path, pool), bb, prepared)
         for name, s in zip(names, sims):
             values[name]["prefix"] = list(s[1:] - s[:-1])
     for det in detectors:
@@ -641,7 +642,7 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
             ev = evaluate(flagged, inj.truth)
             key = frozenset(flagged)
             if key not in after_cache:
-                [img] = list(_render_many([text_without(us, set(flagged))], size, limits,
+                [img] = list(render_many([text_without(us, set(flagged))], size, limits,
                                           path, pool))
                 after_cache[key] = mean_abs_error(img, clean)
             ev.update({"flagged": flagged, "hit_kinds": [kinds[a] for a in ev["hit_ids"]],

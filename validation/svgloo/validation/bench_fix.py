@@ -25,8 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+
 CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
-SIZE = 384
+SIZE = DEFAULT_RENDER_SIZE  # as `svgloo fix` scores by default
 
 
 def find_svgo(given: str | None) -> str | None:
@@ -57,7 +59,7 @@ def picture_change(original: bytes | str, edited: bytes | str, pool, limits) -> 
     384 px, the engine's render workers."""
     import numpy as np
 
-    from svgloo.engine.loo import job_render_full
+    from svgloo.engine.render_jobs import job_render_full
     from svgloo.engine.proof import changed_pixels
 
     texts = [t if isinstance(t, str) else t.decode("utf-8", "replace")

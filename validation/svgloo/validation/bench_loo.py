@@ -50,6 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+
 BANDS = [("1-19", 1, 19), ("20-99", 20, 99), (">=100", 100, 10 ** 9)]
 
 
@@ -422,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=10, help="pairs for --startup (default 10)")
     p.add_argument("--incremental", action="store_true",
                    help="re-scoring after random edits vs cold scoring (equal? how fast?)")
-    p.add_argument("--size", type=int, default=384, help="render size for --incremental")
+    p.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE,
+                   help="render size for --incremental")
     p.add_argument("--rounds", type=int, default=1,
                    help="edits of each kind per file for --incremental")
     args = p.parse_args(argv)

@@ -36,6 +36,7 @@ import numpy as np
 
 from svgloo.validation.artifacts import view_box
 from svgloo.engine.document import Document
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import TextEdit, UnitSet, apply_edits, text_without
 
 EDITS = ("color", "delete", "move", "scale", "regroup")
@@ -212,7 +213,7 @@ def regroup_text(us: UnitSet, units) -> str:
     return apply_edits(doc.text, edits)
 
 
-def edit_text(us: UnitSet, units, edit: str, *, size: int = 384,
+def edit_text(us: UnitSet, units, edit: str, *, size: int = DEFAULT_RENDER_SIZE,
               rng: random.Random | None = None, centre=None) -> str:
     """The source text after applying ``edit`` to the concept made of ``units``."""
     rng = rng or random.Random(0)
@@ -279,7 +280,7 @@ def matched_masks(edit_mask: np.ndarray, eval_masks: list[np.ndarray]
     return eval_masks[best], [m for j, m in enumerate(eval_masks) if j != best], best_iou
 
 
-def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = 384,
+def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = DEFAULT_RENDER_SIZE,
                      pool=None, masks: str = "same", runs: dict | None = None) -> dict | None:
     """Structure-analyse one file, apply each edit to each concept, measure precision.
     ``masks`` picks the mask setting; a cross setting returns None for a file with fewer
@@ -321,14 +322,14 @@ def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = 384,
 
 
 def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndarray,
-                 heatmaps: np.ndarray, *, seed: int = 0, size: int = 384, pool=None,
+                 heatmaps: np.ndarray, *, seed: int = 0, size: int = DEFAULT_RENDER_SIZE, pool=None,
                  t0: float | None = None, eval_masks: list[np.ndarray] | None = None) -> dict:
     """Apply the five edits to every concept of one structure result and score them,
     with the concepts' own masks or, given ``eval_masks``, with the best-matching
     independent mask as the target (``matched_masks``)."""
     import time
 
-    from svgloo.validation.artifacts import _render_many
+    from svgloo.validation.artifacts import render_many
     from svgloo.engine.limits import DEFAULT_LIMITS
 
     t0 = t0 or time.perf_counter()
@@ -352,7 +353,7 @@ def edits_on_run(path: str, index: int, result: dict, us: UnitSet, full: np.ndar
             jobs.append(edit_text(us, units, edit, size=size, rng=rng, centre=centre))
             meta.append((c["name"], edit, target, others, iou))
     rows = []
-    images = _render_many(jobs, size, DEFAULT_LIMITS, path, pool) if jobs else []
+    images = render_many(jobs, size, DEFAULT_LIMITS, path, pool) if jobs else []
     for (name, edit, target, others, iou), after in zip(meta, images):
         p = edit_precision(full, after, target, others)
         row = {"concept": name, "edit": edit, **{key: round(v, 6) if v == v else None
