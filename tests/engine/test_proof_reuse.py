@@ -129,7 +129,8 @@ def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
     us = extract_units(parse_document(path.read_text(), name))
     sizes = (SIZE, 1024)
     elements = sorted({u.element for u in us.units
-                       if us.doc.elements[u.element].tag in SHAPES})[:12]
+                       if us.doc.elements[u.element].tag in SHAPES})
+    elements = elements[::max(1, len(elements) // 12)]  # hidden layers too (the emoji's)
     limits = render_pool.limits
     boxes = render_pool.map(job_extents, [(_marked_alone(us, e), sizes, limits, name)
                                           for e in elements], name)
@@ -150,3 +151,16 @@ def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
         assert not inked.any(), (name, e, r, size, box, own)
         checked += 1
     assert checked
+
+
+def test_an_edit_of_a_shape_that_draws_nothing_keeps_the_verdict(render_pool, first):
+    """A candidate in a hidden group (the emoji's template layer) recoloured: it inks
+    nothing before or after, so no picture changes; the cover is not even needed."""
+    settings, run = first
+    hidden = SVG.replace("</svg>", '<g display="none" opacity="0.5"><rect x="5" y="5" '
+                         'width="90" height="90" fill="#123"/></g></svg>')
+    run = score_text(hidden, "t.svg", settings, pool=render_pool, previous=run)
+    assert _statuses(run)[-1] == "proven"
+    again, _ = _again_and_cold(hidden.replace('fill="#123"', 'fill="#321"'), run, settings,
+                               render_pool)
+    assert again.proof.reused

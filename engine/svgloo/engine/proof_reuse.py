@@ -184,30 +184,36 @@ def _sheets(us: UnitSet) -> str:
     return "".join(n.text or "" for n, el in zip(doc.nodes, doc.elements) if el.tag == "style")
 
 
-def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...]) -> bool:
-    """The structural conditions of the module doc, on both texts."""
+def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...]) -> str | None:
+    """The structural conditions of the module doc, on both texts: "any" when they all
+    hold; "blank" when they hold but for E being a candidate or under a group effect,
+    which does not matter when E inks nothing before and after the edit (a shape in a
+    hidden layer: every picture is the same, with or without it); None otherwise."""
     from svgloo.engine.blocks import unaffected_units
     from svgloo.engine.features import unit_reasons
 
     mine = [u.index for u in new.units if u.element == e]
-    if not mine or set(mine) & set(candidates) or new.doc.elements[e].tag not in SHAPES:
-        return False
+    if not mine or new.doc.elements[e].tag not in SHAPES:
+        return None
+    verdict = "blank" if set(mine) & set(candidates) else "any"
     for us in (old, new):
         node = us.doc.nodes[e]
         el = us.doc.elements[e]
         if len(node) or _RISKY_TAG.search(us.doc.text, el.start, el.start_tag_end):
-            return False
+            return None
         if _RISKY_SHEET.search(_sheets(us)):
-            return False
+            return None
         if _referenced(us.doc.text, node.get("id")):
-            return False
-        if set(mine) & set(unit_reasons(us)) or not set(mine) <= unaffected_units(us):
-            return False
+            return None
+        if set(mine) & set(unit_reasons(us)):
+            return None
+        if not set(mine) <= unaffected_units(us):
+            verdict = "blank"
     # Nothing may depend on the candidates but their own pixels.
     for c in {new.units[i].element for i in candidates}:
         if _referenced(new.doc.text, new.doc.nodes[c].get("id")):
-            return False
-    return True
+            return None
+    return verdict
 
 
 def _marked_alone(us: UnitSet, e: int) -> str:
@@ -244,7 +250,8 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     if old.doc.text == us.doc.text:
         return previous.outcome, 0
     e = edited_element(old, us)
-    if e is None or not _plain_edit(old, us, e, previous.candidates):
+    plain = None if e is None else _plain_edit(old, us, e, previous.candidates)
+    if plain is None:
         return None, 0
     name = us.doc.name
     renders = 0
@@ -263,6 +270,10 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
         boxes.append(found)
     while len(state.extents) > _KEPT_EXTENTS:
         state.extents.pop(next(iter(state.extents)))
+    if all(found[size] is None for found in boxes for size in sizes):
+        return previous.check, renders  # E inks nothing, before or after
+    if plain != "any":
+        return None, renders
     # Where the candidates ink, in each renderer at each size (kept while their text is).
     alone = text_keeping(us, set(candidates))
     key = text_key(alone)
