@@ -209,10 +209,12 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
             return None
         if not set(mine) <= unaffected_units(us):
             verdict = "blank"
-    # Nothing may depend on the candidates but their own pixels.
-    for c in {new.units[i].element for i in candidates}:
-        if _referenced(new.doc.text, new.doc.nodes[c].get("id")):
-            return None
+    # Nothing may depend on the candidates but their own pixels (and no candidate is
+    # "entangled" by a reference in one text and not in the other).
+    for us in (old, new):
+        for c in {us.units[i].element for i in candidates}:
+            if _referenced(us.doc.text, us.doc.nodes[c].get("id")):
+                return None
     return verdict
 
 
@@ -271,7 +273,7 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     while len(state.extents) > _KEPT_EXTENTS:
         state.extents.pop(next(iter(state.extents)))
     if all(found[size] is None for found in boxes for size in sizes):
-        return previous.check, renders  # E inks nothing, before or after
+        return previous.outcome, renders  # E inks nothing, before or after
     if plain != "any":
         return None, renders
     # Where the candidates ink, in each renderer at each size (kept while their text is).
@@ -304,5 +306,5 @@ def carry(previous: ProofState | None, state: ProofState) -> None:
         state.extents[key] = previous.extents[key]
 
 
-__all__ = ["ProofState", "reuse_check", "edited_element", "ink_mask", "mask_meets", "mask_meets_array",
-           "carry", "text_key", "EXTENTS_MARGIN"]
+__all__ = ["ProofState", "reuse_check", "edited_element", "ink_mask", "mask_meets",
+           "mask_meets_array", "carry", "text_key", "EXTENTS_MARGIN"]
