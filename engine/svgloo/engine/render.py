@@ -672,21 +672,16 @@ class _InkProbe(_ExtentsProbe):
         self._context.pop_group_to_source()
         self._group_source = True
 
-    def set_source(self, *args, **kwargs):
-        self._group_source = False
-        return self._context.set_source(*args, **kwargs)
+    def __getattr__(self, name):
+        found = getattr(self._context, name)
+        if not name.startswith("set_source"):
+            return found
 
-    def set_source_rgba(self, *args, **kwargs):
-        self._group_source = False
-        return self._context.set_source_rgba(*args, **kwargs)
+        def set_source(*args, **kwargs):  # any other source: a paint is no group's
+            self._group_source = False
+            return found(*args, **kwargs)
 
-    def set_source_rgb(self, *args, **kwargs):
-        self._group_source = False
-        return self._context.set_source_rgb(*args, **kwargs)
-
-    def set_source_surface(self, *args, **kwargs):
-        self._group_source = False
-        return self._context.set_source_surface(*args, **kwargs)
+        return set_source
 
     def _painted(self, *args, **kwargs):
         if not self._group_source:
