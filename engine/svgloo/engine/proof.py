@@ -47,6 +47,8 @@ import numpy as np
 from svgloo.engine.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.masks import dilate_cross, open_square3
+from svgloo.engine.proof_reuse import (ProofState, carry, ink_mask, mask_meets_array,
+                                        reuse_check, text_key)
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -453,20 +455,31 @@ class ProofResult:
     warnings: list[str]
     renders: int
     seconds: float
+    state: ProofState | None = field(default=None, repr=False)  # for the next proof
 
 
 def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
                    limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                    should_stop: Callable[[], bool] | None = None,
-                   over_white: dict[int, int] | None = None) -> ProofResult:
+                   over_white: dict[int, int] | None = None,
+                   previous: ProofState | None = None) -> ProofResult:
     """The removal status of every unit of a scored document. ``invisible``: the units
     CairoSVG's leave-one-out found without effect (the only candidates); every other unit
     is "visible". Candidates that use a feature svgloo cannot vouch for, or draw where the
     renderers' full pictures disagree, are "unverified"; the rest are proven together
-    (bisected when the set changes a picture); the ones dropped are "visible"."""
+    (bisected when the set changes a picture); the ones dropped are "visible".
+
+    ``previous``: the state of the proof of an earlier text of the same document (its
+    ``ProofResult.state``): its verdict is kept when the edit cannot meet the candidates
+    in any of the proof's pictures (proof_reuse.py); the result is that of a call without
+    it."""
     t0 = time.perf_counter()
     pool = pool or shared_pool(limits)
     name = us.doc.name
+    if previous is not None and previous.size != size:
+        previous = None
+    state = ProofState(us, size)
+    carry(previous, state)
     invisible = set(int(i) for i in invisible)
     reasons = unit_reasons(us)
     jobs = [([us.doc.text], size, limits, name, r) for r in RENDERERS]
@@ -488,12 +501,21 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     candidates = sorted(invisible - set(status))
     if differ.pixels and candidates:
         # Units drawn alone in resvg: those that draw inside the disagreement are unverified.
+        # Each drawn alone: kept across edits by the text drawn.
         texts = [text_keeping(us, {i}) for i in candidates]
-        [alone] = pool.map(job_render_pictures, [(texts, size, limits, name, "resvg")], name)
-        renders += len(texts)
+        keys = [text_key(text) for text in texts]
+        known = previous.alone if previous is not None else {}
+        todo = [(text, k) for text, k in zip(texts, keys) if k not in known]
+        if todo:
+            [alone] = pool.map(job_render_pictures,
+                               [([text for text, _ in todo], size, limits, name, "resvg")],
+                               name)
+            renders += len(todo)
+            known = {**known, **{k: ink_mask(p) for (_, k), p in zip(todo, alone)}}
+        state.alone = {k: known[k] for k in keys}
         near = dilate_cross(differ.mask, iterations=2)
-        for i, picture in zip(candidates, alone):
-            if (picture[..., 3] > 0)[near].any():
+        for i, k in zip(candidates, keys):
+            if mask_meets_array(state.alone[k], near):
                 status[i] = {"status": "unverified", "reason": (
                     "it draws where CairoSVG's and resvg's pictures of the document differ "
                     f"({differ.pixels} px by more than {DISAGREE_THRESHOLD}/255)")}
@@ -501,37 +523,61 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     bulk = None
     if candidates:
         sizes, note = proof_sizes(us, size, limits)
-        prover = Prover(us, sizes, limits, pool, should_stop)
-        check = prove_set(prover, candidates)
         checked = checked_line(sizes, note)
-        for i, change in check.why_dropped.items():
-            status[i] = {"status": "visible", "reason": "removing it together with the "
-                         "proven units " + change.describe()}
-        for i in check.undecided:
-            status[i] = {"status": "unverified", "reason": (
-                f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 4} checks "
-                f"({prover.renders} renders) before reaching it")}
-        check, alone = _prove_entangled_alone(prover, check, status)
-        renders += prover.renders
-        from svgloo.engine.loo import CHANGED_THRESHOLD
-
-        by_loo = (f"CairoSVG at {size} px over white, within "
-                  f"{PROOF_TOLERANCE if over_white is not None else CHANGED_THRESHOLD}/255 "
-                  "(its leave-one-out); it is neither a subpath overlapping other proven "
-                  "subpaths of its path nor an element another refers to, the ways one unit "
-                  "can undo another's removal")
-        by_proof = (f"CairoSVG and resvg at {prover.sizes[0]} px, no pixel moving by more "
-                    f"than {PROOF_TOLERANCE}/255, alpha included")
-        for i in check.removable:
-            status[i] = {"status": "proven", "reason": (
-                f"removed together with the other proven units: {checked}. Removed alone: "
-                f"{by_proof if i in alone else by_loo}")}
-        if len(check.removable) >= 2:
-            bulk = {"units": list(check.removable), "checked": checked}
+        kept = None
+        if previous is not None:
+            kept, spent = reuse_check(previous, state, candidates, sizes, note, limits, pool,
+                                      should_stop)
+            renders += spent
+        if kept is not None:
+            proven, bulk = kept
+            status.update(proven)
+            state.reused = True
+        else:
+            bulk, spent = _prove_candidates(us, candidates, sizes, checked, size, limits, pool,
+                                            should_stop, status, over_white is not None)
+            renders += spent
+        state.candidates, state.sizes, state.note = tuple(candidates), sizes, note
+        state.outcome = ({i: status[i] for i in candidates}, bulk)
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
     warnings = [renderer_warning(us, differ)] if differ.pixels else []
     return ProofResult([status[u.index] for u in us.units], bulk, differ, warnings, renders,
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, state)
+
+
+def _prove_candidates(us: UnitSet, candidates: list[int], sizes: tuple[int, ...],
+                      checked: str, size: int, limits: Limits, pool: RenderPool,
+                      should_stop, status: dict[int, dict], by_over_white: bool
+                      ) -> tuple[dict | None, int]:
+    """Prove the candidates together (bisecting), then the entangled ones alone; fills
+    their ``status``. Returns (the bulk removal or None, the renders spent)."""
+    prover = Prover(us, sizes, limits, pool, should_stop)
+    check = prove_set(prover, candidates)
+    for i, change in check.why_dropped.items():
+        status[i] = {"status": "visible", "reason": "removing it together with the "
+                     "proven units " + change.describe()}
+    for i in check.undecided:
+        status[i] = {"status": "unverified", "reason": (
+            f"the proof stopped after {PROOF_MAX_CHECKS + len(candidates) // 4} checks "
+            f"({prover.renders} renders) before reaching it")}
+    check, alone = _prove_entangled_alone(prover, check, status)
+    from svgloo.engine.loo import CHANGED_THRESHOLD
+
+    by_loo = (f"CairoSVG at {size} px over white, within "
+              f"{PROOF_TOLERANCE if by_over_white else CHANGED_THRESHOLD}/255 "
+              "(its leave-one-out); it is neither a subpath overlapping other proven "
+              "subpaths of its path nor an element another refers to, the ways one unit "
+              "can undo another's removal")
+    by_proof = (f"CairoSVG and resvg at {prover.sizes[0]} px, no pixel moving by more "
+                f"than {PROOF_TOLERANCE}/255, alpha included")
+    for i in check.removable:
+        status[i] = {"status": "proven", "reason": (
+            f"removed together with the other proven units: {checked}. Removed alone: "
+            f"{by_proof if i in alone else by_loo}")}
+    bulk = None
+    if len(check.removable) >= 2:
+        bulk = {"units": list(check.removable), "checked": checked}
+    return bulk, prover.renders
 
 
 def entangled(us: UnitSet, units: set[int]) -> set[int]:

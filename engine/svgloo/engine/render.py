@@ -659,6 +659,79 @@ def _append_encoded(context, encoded) -> None:
     context._check_status()
 
 
+class _InkProbe(_ExtentsProbe):
+    """An extents probe for a whole element: a group the element pushed (its opacity, its
+    mask) and then paints adds nothing beyond what was drawn into it; any other paint
+    (an image, a pattern painted whole) counts as the whole canvas."""
+
+    def __init__(self, context, size: int):
+        super().__init__(context, size)
+        self._group_source = False
+
+    def pop_group_to_source(self):
+        self._context.pop_group_to_source()
+        self._group_source = True
+
+    def __getattr__(self, name):
+        found = getattr(self._context, name)
+        if not name.startswith("set_source"):
+            return found
+
+        def set_source(*args, **kwargs):  # any other source: a paint is no group's
+            self._group_source = False
+            return found(*args, **kwargs)
+
+        return set_source
+
+    def _painted(self, *args, **kwargs):
+        if not self._group_source:
+            self._everything()
+
+    paint = paint_with_alpha = mask = mask_surface = _painted
+
+
+@functools.lru_cache(maxsize=1)
+def _extents_surface_class():
+    base = _surface_class()
+
+    class ExtentsSurface(base):
+        """Draws the document, except that each element marked with ``CAPTURE_ATTR`` is
+        measured instead of drawn: ``extents[mark]`` is the device box (y0, y1, x0, x1,
+        floats) of every fill and stroke it makes (markers included), as cairo reports
+        them (a bound of the pixels it inks), or None when it draws nothing."""
+
+        canvas: int = 0
+
+        def __init__(self, *args, **kwargs):
+            self.extents = {}
+            super().__init__(*args, **kwargs)
+
+        def draw(self, node):
+            mark = node.get(CAPTURE_ATTR)
+            if mark is None or isinstance(self.context, _ExtentsProbe):
+                return super().draw(node)
+            real = self.context
+            probe = _InkProbe(real, self.canvas)
+            self.context = probe
+            try:
+                super().draw(node)
+            finally:
+                self.context = real
+            self.extents[mark] = None if probe.box is None else tuple(probe.box)
+            return None
+
+    return ExtentsSurface
+
+
+def render_extents(svg_text: str | bytes, size: int, limits: Limits = DEFAULT_LIMITS,
+                   name: str = "<input>") -> dict:
+    """One pass over ``svg_text`` at ``size`` px: mark -> device box of what each element
+    marked with ``CAPTURE_ATTR`` would ink (see ExtentsSurface), nothing of it drawn."""
+    surface_class = type("ExtentsJob", (_extents_surface_class(),), {"canvas": size})
+    surface, _ = _render_native(svg_text, size, limits, name, surface_class)
+    return surface.extents
+
+
 def render_subpath_work(svg_text: str | bytes, size: int, job: dict,
                         limits: Limits = DEFAULT_LIMITS, name: str = "<input>") -> dict:
     """One render pass over ``svg_text`` doing ``job`` (see SubpathSurface) for each

@@ -77,6 +77,7 @@ class ScoreRun:
     # What a later scoring of an edited text reuses (score_document's ``previous``).
     settings: ScoreSettings | None = field(default=None, repr=False)
     prepared: object = field(default=None, repr=False)
+    proof: object = field(default=None, repr=False)  # proof_reuse.ProofState
 
     def footprint(self, unit: int) -> np.ndarray:
         if unit not in self.footprints_cache:
@@ -171,7 +172,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     invisible = [r["index"] for r in unit_rows if not r["visible"]]
     proof = prove_removals(units, invisible, settings.size, limits, pool,
                            over_white={i: loo.patches[i].largest_change(loo.full)
-                                       for i in invisible})
+                                       for i in invisible},
+                           previous=previous.proof if previous else None)
     for row, removal in zip(unit_rows, proof.status):
         row["removal"] = removal
     notes = []
@@ -208,7 +210,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                     "renders": loo.renders,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }
-    return ScoreRun(result, doc, units, loo, settings=settings, prepared=prepared)
+    return ScoreRun(result, doc, units, loo, settings=settings, prepared=prepared,
+                    proof=proof.state)
 
 
 def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage,

@@ -1,0 +1,310 @@
+"""When a removal proof of an earlier text still holds for an edited one (incremental re-scoring).
+
+The proof (proof.py) compares, per renderer and size, the picture of the document T with
+the picture of T without the candidate units S (and, bisecting, without subsets of S).
+After an edit inside one start tag - of a unit element E that is not a candidate - the
+new comparisons give exactly the old numbers when E cannot meet S in any of the proof's
+pictures:
+
+- removing S (or any part of it) changes pixels only where S inks: S drawn alone (the
+  text keeping only S; exact renders in both renderers at every proof size, kept while
+  that text is unchanged), grown by a pixel. Nothing else may depend on S: no element
+  of S is referenced by id, and no stylesheet selects by siblings.
+- the edit changes pixels only where E inks before or after it, in T and in T without
+  S alike: E is a leaf shape with no group effect above it (its pixels are composited
+  onto the canvas, one pixel at a time), with no filter or marker and no feature svgloo
+  cannot vouch for (features.py), not referenced by id, and no stylesheet that could make
+  its attributes select other elements. Where it inks is bounded by cairo's fill and stroke
+  extents of E alone (CairoSVG's geometry, which resvg shares for such shapes), grown by
+  ``EXTENTS_MARGIN`` px for antialiasing.
+
+Outside E's region both new pictures equal the old ones; inside it S draws nothing, so
+the pictures with and without S agree there, before and after. Every check of the
+bisection (and of the entangled units' removals alone) therefore finds the same pixels
+moved by the same amounts: the old verdict (the candidates' statuses and the bulk removal)
+is the cold one. Anything else - edits of defs, styles, the
+structure, several elements, a candidate, or E meeting S - proves from scratch.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from svgloo.engine.limits import Limits
+from svgloo.engine.units import TextEdit, UnitSet, apply_edits, edits_keeping, text_keeping
+from svgloo.engine.workers import RenderPool
+
+EXTENTS_MARGIN = 3       # px around cairo's extents (antialiasing, resvg's edge pixels)
+SHAPES = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline", "polygon"})
+_RISKY_TAG = re.compile(r"filter|marker|mask", re.IGNORECASE)
+_RISKY_SHEET = re.compile(r"filter|marker|mask|:has|[+~]|:nth-|:first-|:last-|:only-|:not\(|"
+                          r":empty", re.IGNORECASE)
+_KEPT_EXTENTS = 32       # extents of E alone kept across edits (keyed by text)
+
+Mask = tuple  # (box (y0, y1, x0, x1), bool crop) or (None, None): pixels a text inks
+
+
+@dataclass
+class ProofState:
+    """What a later proof of an edited text of the same document reuses."""
+
+    us: UnitSet
+    size: int
+    candidates: tuple[int, ...] = ()
+    sizes: tuple[int, ...] = ()
+    note: str = ""
+    # The candidates' statuses and the bulk removal the proof gave them (None: no proof)
+    outcome: tuple[dict, dict | None] | None = None
+    reused: bool = False                 # this proof's verdict came from the previous one
+    # hash of the text keeping only the candidates -> {(renderer, size): Mask}
+    cover: dict = field(default_factory=dict, repr=False)
+    # hash of a marked text keeping one element -> {size: device box or None}
+    extents: dict = field(default_factory=dict, repr=False)
+    # hash of a text keeping one candidate -> Mask in resvg at the analysis size
+    alone: dict = field(default_factory=dict, repr=False)
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def ink_mask(picture: np.ndarray, grow: int = 0) -> Mask:
+    """Where an RGBA picture has any alpha, grown by ``grow`` px, as (box, crop)."""
+    inked = picture[..., 3] > 0
+    rows, cols = np.flatnonzero(inked.any(axis=1)), np.flatnonzero(inked.any(axis=0))
+    if rows.size == 0:
+        return None, None
+    h, w = inked.shape
+    y0, y1 = max(0, rows[0] - grow), min(h, rows[-1] + 1 + grow)
+    x0, x1 = max(0, cols[0] - grow), min(w, cols[-1] + 1 + grow)
+    crop = inked[y0:y1, x0:x1]
+    if grow:
+        from scipy import ndimage
+
+        crop = ndimage.binary_dilation(crop, np.ones((2 * grow + 1,) * 2, bool))
+    return (int(y0), int(y1), int(x0), int(x1)), crop
+
+
+def mask_meets(mask: Mask, box: tuple | None) -> bool:
+    """Whether a Mask has a pixel inside ``box`` (y0, y1, x0, x1)."""
+    own, crop = mask
+    if own is None or box is None:
+        return False
+    y0, y1 = max(own[0], box[0]), min(own[1], box[1])
+    x0, x1 = max(own[2], box[2]), min(own[3], box[3])
+    if y0 >= y1 or x0 >= x1:
+        return False
+    return bool(crop[y0 - own[0]:y1 - own[0], x0 - own[2]:x1 - own[2]].any())
+
+
+def mask_meets_array(mask: Mask, array: np.ndarray) -> bool:
+    """Whether a Mask and a whole-picture bool array share a pixel."""
+    own, crop = mask
+    if own is None:
+        return False
+    y0, y1, x0, x1 = own
+    return bool((crop & array[y0:y1, x0:x1]).any())
+
+
+def job_extents(text: str, sizes: tuple[int, ...], limits: Limits, name: str) -> dict:
+    """In a worker: {size: device box of what the marked element inks, or None}."""
+    from svgloo.engine.render import render_extents
+
+    return {size: render_extents(text, size, limits, name).get("e") for size in sizes}
+
+
+def _common_ends(old: str, new: str) -> tuple[int, int]:
+    """(length of the common prefix, of the common suffix not overlapping it)."""
+    n = min(len(old), len(new))
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    prefix = lo
+    lo, hi = 0, n - prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:] == new[len(new) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return prefix, lo
+
+
+def _name_end(text: str, start: int) -> int:
+    end = start + 1
+    while end < len(text) and text[end] not in " \t\r\n/>":
+        end += 1
+    return end
+
+
+def edited_element(old: UnitSet, new: UnitSet) -> int | None:
+    """The element whose start tag (after its name) holds the whole difference between
+    the two texts, when the two documents have the same elements and units otherwise;
+    else None."""
+    a, b = old.doc, new.doc
+    if len(a.elements) != len(b.elements) or len(old.units) != len(new.units):
+        return None
+    if any(x.tag != y.tag or x.namespace != y.namespace
+           for x, y in zip(a.elements, b.elements)):
+        return None
+    if any((u.element, u.tag, u.kind, u.subpath) != (v.element, v.tag, v.kind, v.subpath)
+           for u, v in zip(old.units, new.units)):
+        return None
+    prefix, suffix = _common_ends(a.text, b.text)
+    old_end = len(a.text) - suffix
+    starts = [el.start for el in a.elements]
+    e = bisect.bisect_left(starts, prefix) - 1
+    if e < 0:
+        return None
+    el, nl = a.elements[e], b.elements[e]
+    delta = len(b.text) - len(a.text)
+    if not (_name_end(a.text, el.start) <= prefix and old_end < el.start_tag_end
+            and nl.start == el.start and nl.start_tag_end == el.start_tag_end + delta
+            and nl.end == el.end + delta):
+        return None
+    return e
+
+
+def _referenced(text: str, ident: str | None) -> bool:
+    return bool(ident) and re.search("#" + re.escape(ident) + r"(?![\w.:-])", text) is not None
+
+
+def _sheets(us: UnitSet) -> str:
+    doc = us.doc
+    return "".join(n.text or "" for n, el in zip(doc.nodes, doc.elements) if el.tag == "style")
+
+
+def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...]) -> str | None:
+    """The structural conditions of the module doc, on both texts: "any" when they all
+    hold; "blank" when they hold but for E being a candidate or under a group effect,
+    which does not matter when E inks nothing before and after the edit (a shape in a
+    hidden layer: every picture is the same, with or without it); None otherwise."""
+    from svgloo.engine.blocks import unaffected_units
+    from svgloo.engine.features import unit_reasons
+
+    mine = [u.index for u in new.units if u.element == e]
+    if not mine or new.doc.elements[e].tag not in SHAPES:
+        return None
+    verdict = "blank" if set(mine) & set(candidates) else "any"
+    for us in (old, new):
+        node = us.doc.nodes[e]
+        el = us.doc.elements[e]
+        if len(node) or _RISKY_TAG.search(us.doc.text, el.start, el.start_tag_end):
+            return None
+        if _RISKY_SHEET.search(_sheets(us)):
+            return None
+        if _referenced(us.doc.text, node.get("id")):
+            return None
+        if set(mine) & set(unit_reasons(us)):
+            return None
+        if not set(mine) <= unaffected_units(us):
+            verdict = "blank"
+    # Nothing may depend on the candidates but their own pixels (and no candidate is
+    # "entangled" by a reference in one text and not in the other).
+    for us in (old, new):
+        for c in {us.units[i].element for i in candidates}:
+            if _referenced(us.doc.text, us.doc.nodes[c].get("id")):
+                return None
+    return verdict
+
+
+def _marked_alone(us: UnitSet, e: int) -> str:
+    """The text keeping only element ``e``'s units, ``e`` marked for render_extents."""
+    from svgloo.engine.render import CAPTURE_ATTR
+
+    keep = {u.index for u in us.units if u.element == e}
+    at = _name_end(us.doc.text, us.doc.elements[e].start)
+    return apply_edits(us.doc.text, edits_keeping(us, keep)
+                       + [TextEdit(at, at, f' {CAPTURE_ATTR}="e"')])
+
+
+def _pixel_box(box: tuple | None, size: int) -> tuple | None:
+    if box is None:
+        return None
+    y0, y1, x0, x1 = box
+    m = EXTENTS_MARGIN
+    return (max(0, int(np.floor(y0)) - m), min(size, int(np.ceil(y1)) + m),
+            max(0, int(np.floor(x0)) - m), min(size, int(np.ceil(x1)) + m))
+
+
+def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
+                sizes: tuple[int, ...], note: str, limits: Limits, pool: RenderPool,
+                should_stop: Callable[[], bool] | None = None):
+    """(the previous proof's outcome - the candidates' statuses and the bulk removal - when
+    it holds for ``state``'s text, see the module doc, else None; the renders spent
+    deciding). Keeps what it measures in ``state``."""
+    from svgloo.engine.proof import RENDERERS, job_render_pictures
+
+    us, old = state.us, previous.us
+    if (previous.outcome is None or previous.size != state.size or previous.sizes != sizes
+            or previous.note != note or previous.candidates != tuple(candidates)):
+        return None, 0
+    if old.doc.text == us.doc.text:
+        return previous.outcome, 0
+    e = edited_element(old, us)
+    plain = None if e is None else _plain_edit(old, us, e, previous.candidates)
+    if plain is None:
+        return None, 0
+    name = us.doc.name
+    renders = 0
+    # Where E inks, before and after the edit (E alone: kept across edits by its text).
+    boxes = []
+    for source in (old, us):
+        text = _marked_alone(source, e)
+        key = text_key(text)
+        found = state.extents.pop(key, None)
+        if found is None:
+            if should_stop is not None:
+                should_stop()
+            [found] = pool.map(job_extents, [(text, sizes, limits, name)], name)
+            renders += 1
+        state.extents[key] = found
+        boxes.append(found)
+    while len(state.extents) > _KEPT_EXTENTS:
+        state.extents.pop(next(iter(state.extents)))
+    if all(found[size] is None for found in boxes for size in sizes):
+        return previous.outcome, renders  # E inks nothing, before or after
+    if plain != "any":
+        return None, renders
+    # Where the candidates ink, in each renderer at each size (kept while their text is).
+    alone = text_keeping(us, set(candidates))
+    key = text_key(alone)
+    cover = state.cover.get(key)
+    if cover is None:
+        if should_stop is not None:
+            should_stop()
+        jobs = [([alone], size, limits, name, r) for r in RENDERERS for size in sizes]
+        pictures = pool.map(job_render_pictures, jobs, name)
+        renders += len(jobs)
+        cover = {(r, size): ink_mask(picture, grow=1)
+                 for (_, size, _, _, r), [picture] in zip(jobs, pictures)}
+    state.cover = {key: cover}
+    for (r, size), mask in cover.items():
+        for found in boxes:
+            if mask_meets(mask, _pixel_box(found[size], size)):
+                return None, renders
+    return previous.outcome, renders
+
+
+def carry(previous: ProofState | None, state: ProofState) -> None:
+    """Start ``state`` with what the previous state measured that a text can still match:
+    the candidates' cover and the most recent extents (both keyed by the text drawn)."""
+    if previous is None:
+        return
+    state.cover = dict(previous.cover)
+    for key in list(previous.extents)[-_KEPT_EXTENTS:]:
+        state.extents[key] = previous.extents[key]
+
+
+__all__ = ["ProofState", "reuse_check", "edited_element", "ink_mask", "mask_meets",
+           "mask_meets_array", "carry", "text_key", "EXTENTS_MARGIN"]

@@ -1,0 +1,166 @@
+"""The removal proof of a re-scoring reuses the previous verdict only where the edit cannot
+meet the candidates (proof_reuse.py), and the result is always the cold scoring's: edits
+far from the candidates are reused; an edit over a candidate, one that makes a candidate
+visible, and a defs edit prove again. Also: the one geometric bound the reuse relies on
+(cairo's extents of a shape, grown by EXTENTS_MARGIN, hold every pixel CairoSVG and resvg
+ink for it) checked against real renders of corpus shapes."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from svgloo.engine.score import ScoreSettings, score_text
+
+from conftest import CORPUS
+
+SIZE = 96  # the proof also runs at 1024 px (MIN_PROOF_SIZE)
+
+# A hairline (0.01 units: ~2/255 at 96 px, so a candidate; ~26/255 at 1024 px) hidden
+# under an opaque rect: proven removable. A rect far from it, and a circle painted by a
+# gradient in <defs>.
+SVG = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">
+<defs><linearGradient id="g"><stop offset="0" stop-color="#f80"/><stop offset="1"
+ stop-color="#08f"/></linearGradient></defs>
+<line x1="15" y1="30" x2="45" y2="30" stroke="#000" stroke-width="0.01"/>
+<rect x="10" y="20" width="40" height="20" fill="#0a0"/>
+<rect x="60" y="60" width="30" height="30" fill="#a00"/>
+<circle cx="75" cy="20" r="10" fill="url(#g)"/>
+</svg>"""
+
+
+def _json(run) -> dict:
+    return {k: v for k, v in run.result.items() if k != "timings"}
+
+
+def _statuses(run) -> list[str]:
+    return [u["removal"]["status"] for u in run.result["units"]]
+
+
+def _again_and_cold(text, run, settings, pool):
+    again = score_text(text, "t.svg", settings, pool=pool, previous=run)
+    cold = score_text(text, "t.svg", settings, pool=pool)
+    assert _json(again) == _json(cold)
+    return again, cold
+
+
+@pytest.fixture(scope="module")
+def first(render_pool):
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    run = score_text(SVG, "t.svg", settings, pool=render_pool)
+    assert _statuses(run) == ["proven", "visible", "visible", "visible"]
+    return settings, run
+
+
+def test_a_colour_edit_far_from_the_candidates_keeps_the_verdict(render_pool, first):
+    settings, run = first
+    again, cold = _again_and_cold(SVG.replace('fill="#a00"', 'fill="#0a5"'), run, settings,
+                                  render_pool)
+    assert again.proof.reused and not cold.proof.reused
+    assert again.result["timings"]["proof_renders"] < cold.result["timings"]["proof_renders"]
+    # and the next edit of the same element reuses the extents measured for this one
+    third, _ = _again_and_cold(SVG.replace('fill="#a00"', 'fill="#05a"'), again, settings,
+                               render_pool)
+    assert third.proof.reused
+
+
+def test_an_edit_over_a_candidate_proves_again(render_pool, first):
+    settings, run = first
+    again, cold = _again_and_cold(SVG.replace('fill="#0a0"', 'fill="#00a"'), run, settings,
+                                  render_pool)
+    assert not again.proof.reused
+    assert _statuses(again) == _statuses(run)
+
+
+def test_an_edit_that_makes_a_candidate_visible_proves_again(render_pool, first):
+    """The cover turns translucent: the hairline is still a candidate at 96 px (same
+    candidate set) but shows at 1024 px; the kept verdict would say "proven"."""
+    settings, run = first
+    text = SVG.replace('fill="#0a0"', 'fill="#0a0" fill-opacity="0.2"')
+    again, cold = _again_and_cold(text, run, settings, render_pool)
+    assert not again.proof.reused
+    assert again.proof.candidates == run.proof.candidates
+    assert _statuses(run)[0] == "proven" and _statuses(again)[0] == "visible"
+    assert "1024 px" in again.result["units"][0]["removal"]["reason"]
+
+
+def test_a_defs_edit_proves_again(render_pool, first):
+    settings, run = first
+    again, _ = _again_and_cold(SVG.replace('stop-color="#08f"', 'stop-color="#80f"'), run,
+                               settings, render_pool)
+    assert not again.proof.reused
+
+
+@pytest.mark.slow
+def test_colour_edits_of_an_emoji_reuse_the_proof_and_equal_cold(corpus_dir, render_pool):
+    """The Neovim latency test's edits (a colour in the middle of a 122-unit emoji)."""
+    path = corpus_dir / "noto" / "emoji_u1f4b6.svg"
+    text = path.read_text()
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    run = score_text(text, str(path), settings, pool=render_pool)
+    found = list(re.finditer(r"fill[=:]\"?#([0-9A-Fa-f]{6})", text))
+    at = found[len(found) // 2].start(1)
+    reused = []
+    for colour in ("123456", "abcdef", "0f0f0f"):
+        text = text[:at] + colour + text[at + 6:]
+        again = score_text(text, str(path), settings, pool=render_pool, previous=run)
+        cold = score_text(text, str(path), settings, pool=render_pool)
+        assert _json(again) == _json(cold)
+        reused.append(again.proof.reused)
+        run = again
+    assert all(reused)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["noto/emoji_u1f4b6.svg", "logos/pypi.svg",
+                                  "twemoji/1f46f.svg"])
+def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.proof_reuse import (SHAPES, _marked_alone, _pixel_box, job_extents,
+                                           ink_mask)
+    from svgloo.engine.units import extract_units, text_keeping
+
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip("the shared corpus is not present")
+    us = extract_units(parse_document(path.read_text(), name))
+    sizes = (SIZE, 1024)
+    elements = sorted({u.element for u in us.units
+                       if us.doc.elements[u.element].tag in SHAPES})
+    elements = elements[::max(1, len(elements) // 12)]  # hidden layers too (the emoji's)
+    limits = render_pool.limits
+    boxes = render_pool.map(job_extents, [(_marked_alone(us, e), sizes, limits, name)
+                                          for e in elements], name)
+    keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
+    jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
+             limits, name, r) for e, r, size in keys]
+    pictures = render_pool.map(job_render_pictures, jobs, name)
+    checked = 0
+    for (e, r, size), [picture] in zip(keys, pictures):
+        box = _pixel_box(boxes[elements.index(e)][size], size)
+        own, crop = ink_mask(picture)
+        if own is None:
+            continue
+        assert box is not None, (name, e, r, size)
+        inked = np.zeros(picture.shape[:2], bool)
+        inked[own[0]:own[1], own[2]:own[3]] = crop
+        inked[box[0]:box[1], box[2]:box[3]] = False
+        assert not inked.any(), (name, e, r, size, box, own)
+        checked += 1
+    assert checked
+
+
+def test_an_edit_of_a_shape_that_draws_nothing_keeps_the_verdict(render_pool, first):
+    """A candidate in a hidden group (the emoji's template layer) recoloured: it inks
+    nothing before or after, so no picture changes; the cover is not even needed."""
+    settings, run = first
+    hidden = SVG.replace("</svg>", '<g display="none" opacity="0.5"><rect x="5" y="5" '
+                         'width="90" height="90" fill="#123"/></g></svg>')
+    run = score_text(hidden, "t.svg", settings, pool=render_pool, previous=run)
+    assert _statuses(run)[-1] == "proven"
+    again, _ = _again_and_cold(hidden.replace('fill="#123"', 'fill="#321"'), run, settings,
+                               render_pool)
+    assert again.proof.reused
