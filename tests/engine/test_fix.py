@@ -157,7 +157,7 @@ def referee_browser(request):
 
 
 @pytest.mark.parametrize("name", ["logos/ember-tomster.svg", "logos/foundation.svg",
-                                  "logos/apache-flink.svg", "logos/github-octocat.svg"])
+                                  "logos/mailchimp-freddie.svg", "logos/github-octocat.svg"])
 def test_chromium_draws_the_fixed_corpus_file_as_the_original(corpus_dir, settings,
                                                               render_pool, referee_browser,
                                                               name):
