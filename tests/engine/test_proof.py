@@ -247,8 +247,8 @@ def test_a_unit_proven_together_is_proven_alone_where_another_can_undo_its_remov
         assert row["removal"]["reason"].startswith("removing it alone changes")
     rect = result["units"][3]
     assert rect["removal"]["status"] == "proven"
-    assert "Removed alone: CairoSVG at 96 px over white, within 4/255 (its leave-one-out)" \
-        in rect["removal"]["reason"]
+    assert (f"Removed alone: CairoSVG at 96 px over white, within {PROOF_TOLERANCE}/255 "
+            "(its leave-one-out)") in rect["removal"]["reason"]
     assert result["bulk_removal"] is None  # one unit left: its own fix
 
 
@@ -268,8 +268,8 @@ def test_entangled_units_proven_alone_say_so():
     for row in (rows[1], rows[2], rows[4]):
         assert row["removal"]["status"] == "proven"
         assert row["removal"]["reason"].endswith(
-            "Removed alone: CairoSVG and resvg at 96 px, no pixel moving by more than 4/255, "
-            "alpha included")
+            "Removed alone: CairoSVG and resvg at 96 px, no pixel moving by more than "
+            f"{PROOF_TOLERANCE}/255, alpha included")
     for row in (rows[3], rows[5]):
         assert row["removal"]["status"] == "proven"
         assert "(its leave-one-out)" in row["removal"]["reason"]
@@ -277,8 +277,9 @@ def test_entangled_units_proven_alone_say_so():
 
 
 def test_bulk_removal_is_proven_at_the_documents_own_size():
-    # Two slivers 0.06 px wide at 2048 px: under 4/255 at 384 px, about 15/255 at 2048 px.
-    sliver = '<rect x="{x}" y="100" width="0.06" height="1800" fill="black"/>'
+    # Two slivers 0.03 px wide at 2048 px: within the tolerance at 384 px, about 7/255 at
+    # 2048 px.
+    sliver = '<rect x="{x}" y="100" width="0.03" height="1800" fill="black"/>'
     text = (f'<svg {SVG} width="2048" height="2048" viewBox="0 0 2048 2048">'
             f'<rect x="200" y="200" width="600" height="600" fill="#2a6"/>'
             + sliver.format(x=1000) + sliver.format(x=1500) + '</svg>')

@@ -18,6 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import CORPUS, EXAMPLES
 from lsp_recording import record_published
+from svgloo.engine.proof import PROOF_TOLERANCE
 
 # One server per client kind for the module (starting one costs seconds); each test opens
 # its own documents.
@@ -401,7 +402,7 @@ async def test_bulk_fix_keeps_the_picture(client: LanguageClient, tmp_path):
     diags = await diagnostics(client, uri, 1)
     hidden = [d for d in diags if d.code == "invisible"]
     assert len(hidden) == 1
-    assert "4/255" in hidden[0].message and "resvg" in hidden[0].message
+    assert f"{PROOF_TOLERANCE}/255" in hidden[0].message and "resvg" in hidden[0].message
     assert "no pixel changes" not in hidden[0].message
     titles = [a.title for a in await code_actions(client, uri, hidden[0])]
     assert titles and not [t for t in titles if "no visible effect" in t], titles

@@ -14,7 +14,7 @@ Three steps, each a text edit on the source (everything else stays byte for byte
    (``<use href="sprite.svg#icon">``), which no render of this file can show.
    An element alone on its line takes its line with it: no blank lines are left.
 3. The whole result is proven by rendering (``proof.text_changes``: CairoSVG and resvg, the
-   analysis and the proof size, 4/255 on any page): against the original when only strict
+   analysis and the proof size, 2/255 on any page): against the original when only strict
    removals were asked for, else against the exact text the allowance proof saw (so the
    tidying changes nothing). When that fails, the last proven step is kept and said so.
 """

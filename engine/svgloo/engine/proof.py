@@ -6,7 +6,9 @@ one) - at two sizes: the analysis size and the proof size (the document's own si
 least ``MIN_PROOF_SIZE`` px, at most the render limit). "Equals" means: no channel of any
 pixel, premultiplied R, G, B and alpha, and the picture over a white and over a black page
 (hence over any page colour), moves by more than ``PROOF_TOLERANCE``/255. A white shape is
-not nothing on a dark page, and a full-canvas 4% tint (10/255) is a change.
+not nothing on a dark page, and a full-canvas 4% tint (10/255) is a change. The check is
+2/255 stricter than what is promised in a browser (``BROWSER_TOLERANCE``, 4/255): Skia's
+antialiasing where edges meet moves pixels a little more than the proof's renderers do.
 
 Scoring keeps its own, looser footprint threshold (``loo.CHANGED_THRESHOLD``, over white):
 ``visible`` in the score means "changes CairoSVG's picture by more than 12/255"; only what
@@ -53,7 +55,13 @@ from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
 
-PROOF_TOLERANCE = 4       # /255 per channel (alpha included, and over white and black pages)
+# /255 per channel (alpha included, and over white and black pages). Browsers draw with
+# Skia, whose antialiasing where edges meet moves pixels up to 2/255 more than CairoSVG's
+# and resvg's (logos/pypi.svg: a frame hidden under cubes moves both by 4/255 and Chromium
+# by 6/255): checking 2/255 here keeps a removal within 4/255 in Chromium, which is what
+# tests/test_browser_proofs.py referees on every corpus file.
+PROOF_TOLERANCE = 2
+BROWSER_TOLERANCE = PROOF_TOLERANCE + 2
 MIN_PROOF_SIZE = 1024     # px: small documents are proven at least this large
 # Removals checked per proof: PROOF_MAX_CHECKS plus one per four candidates. Bisecting n
 # units never takes more than 2n - 1 checks; the cap bites when many of them fail (the
@@ -714,6 +722,6 @@ def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
             f"CairoSVG's picture. {where}")
 
 
-__all__ = ["PROOF_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
+__all__ = ["PROOF_TOLERANCE", "BROWSER_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
            "check_removal", "check_removal_text", "check_speck_removal", "changed_pixels",
            "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line", "disagreement", "ProofResult"]

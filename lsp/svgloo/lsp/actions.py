@@ -154,7 +154,7 @@ def group_units(us: UnitSet, lines: LineIndex, data: dict) -> list | None:
 def group_allowance(members: list, data: dict) -> dict[int, int] | None:
     """The pixels each member may change in a removal proof: its own footprint when the
     diagnostic was computed (a speck draws a little). None for units with no visible
-    effect: their removal takes the engine's full proof (two renderers, alpha, 4/255)."""
+    effect: their removal takes the engine's full proof (two renderers, alpha, 2/255)."""
     if data.get("group") == DiagnosticCode.INVISIBLE:
         return None
     return {u.index: int(fp) for u, fp in zip(members, data.get("footprints") or [])}
