@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from svgloo.engine.blocks import unaffected_units
-from svgloo.engine.document import load_document, parse_document
+from svgloo.engine.document import load_document
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.findings import FindingThresholds, find_all
 from svgloo.engine.layers import LayerTexts

@@ -175,7 +175,6 @@ def test_subpaths_drawn_alone_in_their_windows_equal_their_own_layers(render_poo
     """What fast draws alone on the way (for findings) is each subpath's layer as the
     engine renders it for a document keeping that subpath only."""
     from svgloo.engine.findings import render_layers
-    from svgloo.engine.layers import LayerTexts
     from svgloo.engine.limits import DEFAULT_LIMITS
 
     us = extract_units(parse_document(_svg(CASES[name]), f"{name}.svg"))

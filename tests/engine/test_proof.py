@@ -8,7 +8,6 @@ that independently with resvg (or, for what resvg also lacks, states the SVG spe
 from __future__ import annotations
 
 import base64
-import os
 
 import numpy as np
 import pytest

@@ -354,7 +354,6 @@ def _nvim() -> str | None:
 
 
 def _run_check(tmp_path, path_dirs: list[str], pre: list[str] = (), env: dict | None = None):
-    import sys
 
     nvim = _nvim()
     if nvim is None:

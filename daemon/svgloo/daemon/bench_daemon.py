@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import tempfile
 import threading
 import time

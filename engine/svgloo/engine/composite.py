@@ -223,7 +223,7 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
             block_of[k] = b
             if only is None or k in only:
                 wanted.append(k)
-    flat_parts, unit_parts, sizes = [], [], []
+    flat_parts, sizes = [], []
     for k in wanted:
         region = unit_region[k]
         if region is None:

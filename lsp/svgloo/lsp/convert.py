@@ -231,7 +231,6 @@ class UnitFinding:
 
 def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitFinding]:
     """Every unit's groupable findings, in document order."""
-    size = result.get("render_size")
     out = []
     for row in result.get("units", []):
         what = describe_unit(row)

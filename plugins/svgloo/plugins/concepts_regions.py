@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import colorsys
 from typing import Any
 
 import numpy as np
@@ -108,7 +107,6 @@ def segment_regions(rgb: np.ndarray, max_regions: int = MAX_REGIONS,
     """[(mask bool (H, W), mean RGB)] of the main colour regions, largest first.
     ``drawn`` (bool (H, W), optional) restricts the foreground to pixels that some
     element draws, so background showing through a shape's hole is not a region."""
-    from PIL import Image
     from scipy import ndimage
 
     rgb = np.ascontiguousarray(rgb[..., :3], dtype=np.uint8)

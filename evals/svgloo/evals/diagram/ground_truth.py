@@ -458,7 +458,7 @@ def ground_truth_heads(root, shapes: dict[str, GtShape]) -> list[GtHead]:
         v = numbers(poly.get("points", ""))
         if len(v) < 6:
             continue
-        xs, ys = v[0::2], v[1::2]
+        ys = v[1::2]
         tip = _tip(v)
         hidden = tip is not None and any(b[0] + 10 <= tip[0] <= b[2] - 10 and
                                          b[1] + 10 <= tip[1] <= b[3] - 10 for b in boxes)
