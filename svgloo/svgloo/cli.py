@@ -113,7 +113,8 @@ def exit_at_once(code: int) -> NoReturn:
     exits without the interpreter tearing down every module it imported (0.05-0.07 s after
     a scoring: numpy, lxml, the engine; a one-unit file's whole scoring takes less).
     Commands whose work is done when they return ask for it (``exit_at_once`` in their
-    defaults), only when ``svgloo`` runs as a program (``main()`` without arguments)."""
+    defaults: ``score``, and ``watch`` after Ctrl-C), only when ``svgloo`` runs as a
+    program (``main()`` without arguments)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -58,7 +58,10 @@ def register(sub) -> None:
                                                                "before re-scoring (0.3)")
     w.add_argument("--no-initial", dest="initial", action="store_false",
                    help="do not score the files already there at start")
-    w.set_defaults(func=run_watch)
+    # After Ctrl-C the watcher has closed its service and render pool itself; ending at
+    # once (cli.exit_at_once) means no thread left behind by a cancelled scoring can hold
+    # the interpreter's shutdown, which joins them without a time limit.
+    w.set_defaults(func=run_watch, exit_at_once=True)
 
 
 def _socket_arg(p) -> None:
