@@ -71,6 +71,12 @@ def _exit_on_termination() -> None:
         sig = getattr(signal, name, None)
         if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
             signal.signal(sig, on_signal)
+    # A signal mask is inherited across exec: a parent that blocked SIGINT or SIGTERM in the
+    # thread that started svgloo (some process managers and libraries do, around their own
+    # spawns) would leave Ctrl-C and kill pending for ever.
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM,
+                                                    getattr(signal, "SIGHUP", signal.SIGTERM)})
 
 
 def error_line(exc, file: str | None) -> str:

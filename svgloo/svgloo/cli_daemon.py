@@ -10,6 +10,16 @@ import threading
 import time
 from pathlib import Path
 
+STOP_GRACE_S = 20  # s: how long `svgloo watch` may take to close after Ctrl-C
+
+
+def _stop_now() -> None:
+    """Ctrl-C was pressed and closing has not finished: say so and end the process (the
+    render workers end with it: they watch their parent)."""
+    print(f"svgloo: watch: closing took over {STOP_GRACE_S} s; stopped without waiting",
+          file=sys.stderr, flush=True)
+    os._exit(0)
+
 
 def register(sub) -> None:
     p = sub.add_parser("daemon", help="run the svgloo daemon (warm models, cache, API)",
@@ -260,6 +270,11 @@ def run_watch(args) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        # Ctrl-C must end the watcher even if closing hangs (a thread of a cancelled
+        # scoring, a worker that does not answer): the process ends 20 s later regardless.
+        guard = threading.Timer(STOP_GRACE_S, _stop_now)
+        guard.daemon = True
+        guard.start()
         service.close()
         service.pool.close()
     return 0
