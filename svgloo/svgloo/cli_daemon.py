@@ -259,6 +259,9 @@ def run_watch(args) -> int:
             else:
                 print(_event_line(ev), flush=True)
 
+    # Ctrl-C stops the watcher even where the parent left SIGINT ignored (an ignored signal
+    # is inherited across exec; CI's test runner was seen doing it).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     service = ScoringService()
     service.watch(folder, settings, on_event=on_event, debounce_s=args.debounce)
     try:
