@@ -276,3 +276,11 @@ def test_bench_clip_scores_every_precision_end_to_end(tiny, tmp_path, corpus_dir
     assert rows["fp32"]["delta_correlation"] == 1.0 and rows["fp32"]["max_delta_difference"] == 0
     assert rows["bf16"]["units_per_s"] > 0 and rows["bf16"]["encoder_images_per_s"] > 0
     assert 0 <= rows["bf16"]["verdict_agreement"] <= 1
+    # the engine's stage timings, summed over the files: the similarity step is the
+    # encoder column's denominator, and no stage takes longer than the scorings' wall time
+    for row in rows.values():
+        t = row["timings"]
+        assert {"render_s", "proof_s", "score_s", "total_s"} <= set(t)
+        assert row["encoded"] / t["score_s"] == pytest.approx(row["encoder_images_per_s"],
+                                                              rel=1e-3)
+        assert 0 < t["score_s"] <= t["total_s"] <= row["wall_s"] * 1.01

@@ -12,8 +12,10 @@ renders, composites, encoder), images per second of the encoder (images it embed
 of the similarity step; units whose image equals the full render need no encoder pass),
 and against fp32: the correlation of the units' deltas over all files, the largest
 absolute delta difference, and the share of units whose verdict (the paper's +-0.005)
-agrees. Throughput depends on the architecture, not on the weights; drift depends on the
-weights too: measured with random weights it shows only that the machinery works.
+agrees; the JSON adds the engine's own stage timings (render_s, proof_s, score_s, ...)
+summed over the files. Throughput depends on the architecture, not on the weights; drift
+depends on the weights too: measured with random weights it shows only that the machinery
+works. GPU figures: README (Backbones) and tests/measure_clip_gpu.py.
 """
 
 from __future__ import annotations
@@ -46,18 +48,23 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
     units = encoded = 0
     wall = encoder = 0.0
     deltas, verdicts = [], []
+    stages: dict[str, float] = {}  # the engine's own timings, summed over the files
     for path in files:
         t = time.perf_counter()
         run = score_file(str(path), settings, backbone=backbone, pool=pool)
         wall += time.perf_counter() - t
         encoder += run.result["timings"]["score_s"]
+        for key, value in run.result["timings"].items():
+            if key.endswith("_s"):
+                stages[key] = stages.get(key, 0.0) + value
         units += len(run.result["units"])
         encoded += sum(p.box is not None for p in run.loo.patches)
         deltas.extend(u["delta"] for u in run.result["units"])
         verdicts.extend(u["verdict"] for u in run.result["units"])  # the engine's own
     return {"precision": precision, "files": len(files), "units": units, "encoded": encoded,
             "units_per_s": units / max(wall, 1e-9), "encoder_images_per_s":
-            encoded / max(encoder, 1e-9), "deltas": np.array(deltas),
+            encoded / max(encoder, 1e-9), "wall_s": wall,
+            "timings": {k: round(v, 4) for k, v in stages.items()}, "deltas": np.array(deltas),
             "verdicts": np.array(verdicts)}
 
 
