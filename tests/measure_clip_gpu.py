@@ -6,7 +6,9 @@ plugins on the GPU), written for a lent machine with no internet and a strict ti
                             micro_cpu,smoke,bench_gpu_w16]
 
 tests/measure_clip_gpu.sh runs it on a bare machine (carried wheels, carried libcairo);
-its result of 2026-11-26 is docs/measurements/clip-gpu-h200.json (README, Backbones).
+its results are in docs/measurements/: clip-gpu-h200.json (before the preprocessing
+thread pool, without the *_seq stages) and clip-gpu-h200-preprocess-threads.json (README,
+Backbones).
 
 Stages, each timed, each guarded (an exception is recorded with its traceback and the next
 stage runs), the JSON rewritten after each (so a run stopped at its limit still leaves
