@@ -78,10 +78,8 @@ def default_preprocess_threads() -> int:
     configured = os.environ.get(PREPROCESS_THREADS_ENV, "").strip()
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
+    affinity = getattr(os, "sched_getaffinity", None)  # not on macOS or Windows
+    cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_PREPROCESS_THREADS))
 
 
