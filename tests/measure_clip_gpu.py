@@ -2,10 +2,13 @@
 plugins on the GPU), written for a lent machine with no internet and a strict time budget.
 
     python tests/measure_clip_gpu.py --out DIR [--gpu cuda] [--corpus DIR] [--limit 12]
-        [--budget 240] [--stages bench_gpu,micro_gpu,smoke,bench_cpu,micro_cpu,bench_gpu_w16]
+        [--budget 240] [--stages bench_gpu,bench_gpu_seq,micro_gpu,bench_cpu,bench_cpu_seq,
+                            micro_cpu,smoke,bench_gpu_w16]
 
 tests/measure_clip_gpu.sh runs it on a bare machine (carried wheels, carried libcairo);
-its result of 2026-11-26 is docs/measurements/clip-gpu-h200.json (README, Backbones).
+its results are in docs/measurements/: clip-gpu-h200.json (before the preprocessing
+thread pool, without the *_seq stages) and clip-gpu-h200-preprocess-threads.json (README,
+Backbones).
 
 Stages, each timed, each guarded (an exception is recorded with its traceback and the next
 stage runs), the JSON rewritten after each (so a run stopped at its limit still leaves
@@ -19,9 +22,14 @@ what it measured):
    reference) on the files bench_clip.select_files picks (12 files of 20-99 units), per
    precision (fp32, bf16), the model loaded once per precision; per-unit deltas and
    verdicts are kept so devices can be compared (bench_clip compares precisions only).
+   bench_gpu_seq / bench_cpu_seq: the same with one preprocessing thread (the backbone's
+   code before its thread pool), so the run compares the two on its own machine; the
+   deltas must be the same bit for bit ("identical_deltas" in the comparisons).
 3. micro_gpu / micro_cpu: the image tower alone on random (B, 3, 224, 224) tensors per
    batch size and dtype (CUDA synchronised), and the backbone's host-side preprocessing
-   (PIL resize + normalise of 384 px renders, then the copy to the device).
+   (PIL resize + normalise of 384 px renders, then the copy to the device): one thread
+   against the thread pool per thread count, interleaved ("pixels"), with a bit-for-bit
+   check of the model's input and the embeddings.
 4. smoke: the CLIPSeg grounder and the VLM concept source on the GPU with the tiny random
    models the tests build (tests/plugins/tiny_models.py), against the CPU where the
    numbers must agree; the CLIP backbone's text reference in bf16 on the GPU.
@@ -141,7 +149,7 @@ def _sync(device: str) -> None:
 
 
 def bench(files, weights: Path, device: str, precisions: list[str], pool,
-          tag: str = "") -> dict:
+          tag: str = "", preprocess_threads: int | None = None) -> dict:
     import torch
     from svgloo.plugins.clip_backbone import ClipBackbone
     from svgloo.validation.bench_clip import run_precision
@@ -150,7 +158,7 @@ def bench(files, weights: Path, device: str, precisions: list[str], pool,
     for pr in precisions:
         t = time.perf_counter()
         bb = ClipBackbone(device=device, weights=str(weights), model_name="ViT-B-32",
-                          precision=pr)
+                          precision=pr, preprocess_threads=preprocess_threads)
         load_s = time.perf_counter() - t
         if device.startswith("cuda"):
             torch.cuda.reset_peak_memory_stats()
@@ -165,6 +173,7 @@ def bench(files, weights: Path, device: str, precisions: list[str], pool,
         row["deltas"] = [float(x) for x in row["deltas"]]
         row["verdicts"] = [str(x) for x in row["verdicts"]]
         row["render_workers"] = pool.workers
+        row["preprocess_threads"] = bb.preprocess_threads
         key = f"{device}/{pr}{tag}"
         rows[key] = row
         RESULT.setdefault("runs", {})[key] = row
@@ -189,6 +198,7 @@ def compare(a: str, b: str) -> dict | None:
             "delta_correlation": float(np.corrcoef(da, db)[0, 1]) if da.std() > 0 else None,
             "max_abs_delta_difference": float(np.abs(da - db).max()),
             "mean_abs_delta_difference": float(np.abs(da - db).mean()),
+            "identical_deltas": bool(np.array_equal(da, db)),
             "verdict_agreement": float((va == vb).mean()),
             "verdicts_differing": int((va != vb).sum())}
 
@@ -243,8 +253,55 @@ def micro(weights: Path, device: str, batch_sizes: list[int], dtypes: list[str],
                                  "embed_images_per_s_incl_preprocess":
                                      round(len(imgs) / whole, 1)}
             print(f"  preprocess {out['preprocess']}", flush=True)
+        out.setdefault("pixels", {})[dt] = pixels(bb, device, imgs)
         del bb
     return out
+
+
+def _threads(bb, n: int):
+    """The backbone with ``n`` preprocessing threads (a fresh pool)."""
+    bb.preprocess_threads, bb._pool = n, None
+    return bb
+
+
+def pixels(bb, device: str, imgs: list, reps: int = 3) -> dict:
+    """The backbone's whole host-side step (ClipBackbone._pixels: preprocessing, the batch,
+    the copy to the device, synchronised) one image after the other (1 thread, the code
+    before the thread pool) against the thread pool, interleaved, median of ``reps``; and
+    whether the model's input and the embeddings are the same bit for bit."""
+    import torch
+
+    default = bb.preprocess_threads
+    counts = sorted({1, 2, 4, default, 16})
+    times: dict[int, list[float]] = {n: [] for n in counts}
+    with torch.inference_mode():
+        for _ in range(reps):
+            for n in counts:
+                _threads(bb, n)
+                t = time.perf_counter()
+                bb._pixels(imgs)
+                _sync(device)
+                times[n].append(time.perf_counter() - t)
+        want = _threads(bb, 1)._pixels(imgs)
+        got = _threads(bb, default)._pixels(imgs)
+        same_input = bool(torch.equal(want, got))
+    emb_seq = _threads(bb, 1).embed_images(imgs)
+    t = time.perf_counter()
+    emb_seq = _threads(bb, 1).embed_images(imgs)
+    seq_s = time.perf_counter() - t
+    _threads(bb, default).embed_images(imgs)
+    t = time.perf_counter()
+    emb_par = bb.embed_images(imgs)
+    par_s = time.perf_counter() - t
+    res = {"images": len(imgs), "default_threads": default,
+           "images_per_s_by_threads": {str(n): round(len(imgs) / float(np.median(v)), 1)
+                                       for n, v in times.items()},
+           "input_bit_identical": same_input,
+           "embeddings_bit_identical": bool(np.array_equal(emb_seq, emb_par)),
+           "embed_images_per_s_seq": round(len(imgs) / seq_s, 1),
+           "embed_images_per_s_threaded": round(len(imgs) / par_s, 1)}
+    print(f"  pixels {device} {res}", flush=True)
+    return res
 
 
 def smoke(gpu: str, repo_tests: Path, weights: Path) -> dict:
@@ -323,7 +380,8 @@ def main() -> int:
     p.add_argument("--budget", type=float, default=240.0)
     p.add_argument("--micro-time", type=float, default=0.5)
     p.add_argument("--stages",
-                   default="bench_gpu,micro_gpu,smoke,bench_cpu,micro_cpu,bench_gpu_w16")
+                   default="bench_gpu,bench_gpu_seq,micro_gpu,bench_cpu,bench_cpu_seq,"
+                           "micro_cpu,smoke,bench_gpu_w16")
     args = p.parse_args()
     OUT, BUDGET = Path(args.out), args.budget
     OUT.mkdir(parents=True, exist_ok=True)
@@ -347,16 +405,22 @@ def main() -> int:
     try:
         if "bench_gpu" in stages:
             stage("bench_gpu", 30)(bench)(files, weights, gpu, ["fp32", "bf16"], pool)
+        if "bench_gpu_seq" in stages:  # the same with 1 preprocessing thread (the old code)
+            stage("bench_gpu_seq", 30)(bench)(files, weights, gpu, ["fp32", "bf16"], pool,
+                                              "/seq", 1)
         if "micro_gpu" in stages:
             stage("micro_gpu", 25)(micro)(weights, gpu, [1, 32, 128, 256, 512],
                                           ["fp32", "bf16"], args.micro_time)
-        if "smoke" in stages:
-            stage("smoke", 20)(smoke)(gpu, Path(args.repo) / "tests", weights)
         if "bench_cpu" in stages:
             stage("bench_cpu", 45)(bench)(files, weights, "cpu", ["fp32", "bf16"], pool)
+        if "bench_cpu_seq" in stages:
+            stage("bench_cpu_seq", 45)(bench)(files, weights, "cpu", ["fp32", "bf16"], pool,
+                                              "/seq", 1)
         if "micro_cpu" in stages:
             stage("micro_cpu", 20)(micro)(weights, "cpu", [32, 128], ["fp32", "bf16"],
                                           args.micro_time)
+        if "smoke" in stages:
+            stage("smoke", 20)(smoke)(gpu, Path(args.repo) / "tests", weights)
     finally:
         pool.close()
     if "bench_gpu_w16" in stages:  # the same, with 16 render workers instead of the default
@@ -369,6 +433,8 @@ def main() -> int:
         f"{a} vs {b}": compare(a, b) for a, b in [
             (f"{gpu}/fp32", "cpu/fp32"), (f"{gpu}/bf16", f"{gpu}/fp32"),
             ("cpu/bf16", "cpu/fp32"), (f"{gpu}/bf16", "cpu/bf16"),
+            (f"{gpu}/fp32", f"{gpu}/fp32/seq"), (f"{gpu}/bf16", f"{gpu}/bf16/seq"),
+            ("cpu/fp32", "cpu/fp32/seq"), ("cpu/bf16", "cpu/bf16/seq"),
             (f"{gpu}/fp32/w16", f"{gpu}/fp32")]}
     d = np.abs(np.array(RESULT.get("runs", {}).get("cpu/fp32", RESULT.get("runs", {}).get(
         f"{gpu}/fp32", {"deltas": [0.0]}))["deltas"]))

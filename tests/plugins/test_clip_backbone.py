@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,71 @@ def test_batched_equals_per_image(backbone, images):
     np.testing.assert_allclose(full, single, atol=1e-5)
     np.testing.assert_allclose(small, single, atol=1e-5)
     assert backbone.similarity(images[:0], prepared).shape == (0,)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_threaded_preprocessing_is_bit_identical_and_keeps_the_order(tiny, precision):
+    # The preprocessing of a batch runs on a thread pool; each image goes through the same
+    # transform as one after the other in one thread, so the model's input and the
+    # embeddings are the same bit for bit, row i from image i.
+    from svgloo.plugins.clip_backbone import ClipBackbone as Clip
+
+    cfg, ckpt, _, _ = tiny
+    seq = Clip(device="cpu", weights=str(ckpt), model_name=str(cfg), precision=precision,
+               preprocess_threads=1)
+    par = Clip(device="cpu", weights=str(ckpt), model_name=str(cfg), precision=precision,
+               preprocess_threads=3)
+    rng = np.random.default_rng(7)
+    ims = rng.integers(0, 256, size=(11, 48, 80, 4), dtype=np.uint8)  # RGBA: alpha dropped
+    for k in range(len(ims)):  # each image distinct even after the resize to 32 px
+        ims[k, : 4 + 4 * k, :, :3] = (20 * k, 255 - 20 * k, 7 * k)
+    threads = set()
+    transform = par.preprocess
+
+    def spy(image):
+        threads.add(threading.current_thread().name)
+        return transform(image)
+
+    par.preprocess = spy
+    want = seq._pixels(list(ims))
+    got = par._pixels(list(ims))
+    assert got.dtype == want.dtype == seq._dtype and got.shape == want.shape
+    assert torch.equal(got, want)
+    assert any(name.startswith("svgloo-clip-preprocess") for name in threads), threads
+    assert len(threads) > 1
+    # order: each row is its own image's, whichever thread made it
+    for k in range(len(ims)):
+        assert torch.equal(got[k], seq._pixels([ims[k]])[0])
+    order = rng.permutation(len(ims))
+    assert torch.equal(par._pixels(list(ims[order])), want[order])
+    emb_seq, emb_par = seq.embed_images(ims, batch_size=4), par.embed_images(ims, batch_size=4)
+    np.testing.assert_array_equal(emb_par, emb_seq)
+    ref = seq.prepare(Reference("image", "test", image=ims[3]))
+    np.testing.assert_array_equal(par.similarity(ims, ref), seq.similarity(ims, ref))
+    shuffled = par.similarity(ims[order], ref)
+    np.testing.assert_array_equal(shuffled, seq.similarity(ims[order], ref))
+    # against the unshuffled scores only to the last bit: the model and the float64
+    # product may round a row differently at another place in the batch
+    np.testing.assert_allclose(shuffled, seq.similarity(ims, ref)[order], rtol=0, atol=1e-6)
+
+
+def test_preprocessing_error_in_a_thread_reaches_the_caller(tiny):
+    cfg, ckpt, _, _ = tiny
+    bb = ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg),
+                      preprocess_threads=2)
+    bad = [np.zeros((8, 8, 3), np.uint8), np.zeros((8, 8, 5), np.uint8)]
+    with pytest.raises(ConfigError, match="RGB array"):
+        bb.embed_images(bad)
+
+
+def test_preprocess_threads_default(monkeypatch):
+    from svgloo.plugins import clip_backbone
+
+    monkeypatch.setenv(clip_backbone.PREPROCESS_THREADS_ENV, "3")
+    assert clip_backbone.default_preprocess_threads() == 3
+    monkeypatch.setenv(clip_backbone.PREPROCESS_THREADS_ENV, "0")  # not a count: the default
+    cores = len(os.sched_getaffinity(0))
+    assert clip_backbone.default_preprocess_threads() == max(1, min(cores, 8))
 
 
 def test_text_reference(backbone, images):

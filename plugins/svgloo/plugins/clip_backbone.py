@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,8 @@ _DEFAULT_CFG = {
 }
 
 _SCHEMAS = ("hf-hub:", "local-dir:")
+PREPROCESS_THREADS_ENV = "SVGLOO_CLIP_PREPROCESS_THREADS"
+MAX_PREPROCESS_THREADS = 8
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
@@ -67,6 +71,18 @@ def _resolve_model_name(model_name: str) -> str:
     return model_name
 
 
+def default_preprocess_threads() -> int:
+    """Threads that preprocess a batch of images: ``$SVGLOO_CLIP_PREPROCESS_THREADS`` when
+    set to a positive number, else the usable cores, at most 8 (1 means one image after
+    the other, in the calling thread)."""
+    configured = os.environ.get(PREPROCESS_THREADS_ENV, "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    affinity = getattr(os, "sched_getaffinity", None)  # not on macOS or Windows
+    cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_PREPROCESS_THREADS))
+
+
 def _hub_cache_has_repo(repo: str) -> bool:
     """Whether the Hugging Face cache holds a folder for model ``repo``: the first thing
     ``try_to_load_from_cache`` checks, asked without importing huggingface_hub itself
@@ -94,7 +110,8 @@ class ClipBackbone:
 
     def __init__(self, device: str | None = None, weights: str | None = None,
                  model_name: str = "ViT-B-32", pretrained: str | None = "openai",
-                 batch_size: int | None = None, precision: str = "fp32"):
+                 batch_size: int | None = None, precision: str = "fp32",
+                 preprocess_threads: int | None = None):
         torch = require("torch", "clip")
         open_clip = require("open_clip", "clip")
         if precision not in self.PRECISIONS:
@@ -109,6 +126,11 @@ class ClipBackbone:
         # cost memory (the encoder is compute-bound per image).
         batch_size = batch_size or (128 if self.device != "cpu" else 32)
         self.batch_size = max(1, int(batch_size))
+        # Each image is preprocessed on its own by open_clip's PIL/torchvision transform, so
+        # threads (PIL's resize and torch's kernels release the GIL) give the same tensors.
+        self.preprocess_threads = max(1, int(preprocess_threads or default_preprocess_threads()))
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self.model_name = _resolve_model_name(model_name)
         kwargs: dict[str, Any] = {}
         if weights:
@@ -215,11 +237,43 @@ class ClipBackbone:
 
     # -- embedding -----------------------------------------------------------------------
 
-    def _pixels(self, images: list[np.ndarray]):
+    def _preprocess_one(self, image: np.ndarray):
         from PIL import Image
 
-        batch = [self.preprocess(Image.fromarray(as_rgb_uint8(im), "RGB")) for im in images]
-        return self._torch.stack(batch).to(self.device, self._dtype)
+        return self.preprocess(Image.fromarray(as_rgb_uint8(image), "RGB"))
+
+    def _preprocess_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.preprocess_threads,
+                                                thread_name_prefix="svgloo-clip-preprocess")
+            return self._pool
+
+    def _pixels(self, images: list[np.ndarray]):
+        """The model's input batch: one image after the other with one thread; with more,
+        the images are preprocessed on a thread pool, each written into its own row of
+        the batch (pinned memory on CUDA, so the copy to the device is asynchronous and the
+        dtype conversion runs there). Either way the same transform makes each row, so the
+        tensors are the same (tests/plugins/test_clip_backbone.py compares them bit for
+        bit)."""
+        torch = self._torch
+        if self.preprocess_threads <= 1 or len(images) <= 1:
+            batch = [self._preprocess_one(im) for im in images]
+            return torch.stack(batch).to(self.device, self._dtype)
+        first = self._preprocess_one(images[0])
+        cuda = self.device.startswith("cuda")
+        out = torch.empty((len(images), *first.shape), dtype=first.dtype, pin_memory=cuda)
+        out[0] = first
+
+        def fill(i: int) -> None:
+            with torch.inference_mode():  # thread-local: as the caller's thread has it
+                out[i] = self._preprocess_one(images[i])
+
+        for _ in self._preprocess_pool().map(fill, range(1, len(images))):
+            pass  # map re-raises a worker's exception here
+        if cuda:
+            return out.to(self.device, self._dtype, non_blocking=True)
+        return out.to(self.device, self._dtype)
 
     def embed_images(self, images: np.ndarray | list[np.ndarray],
                      batch_size: int | None = None) -> np.ndarray:
