@@ -8,9 +8,11 @@ is reported as what happened: a limit of ours (LimitError), or how it ended and 
 line it wrote to stderr (WorkerError), never a guess.
 
 Workers die with the process that owns the pool, however it ends (exit, SIGTERM, kill -9):
-a worker's parent is multiprocessing's fork server, so on Linux each worker asks the kernel
-for SIGKILL when that parent goes (the fork server itself exits when the owner's pipe closes),
-and on every platform a watcher thread exits the worker once the owner's pid is gone.
+a worker's parent is multiprocessing's fork server, or the owner's main thread where the
+owner forks its workers itself (worker_start.allow_direct_fork), so on Linux each worker asks
+the kernel for SIGKILL when that parent goes (the fork server itself exits when the owner's
+pipe closes), and on every platform a watcher thread exits the worker once the owner's pid is
+gone.
 """
 
 from __future__ import annotations
@@ -82,12 +84,14 @@ def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> No
     threading.Thread(target=watch, name="svgloo-owner-watch", daemon=True).start()
 
 
-def _limit_worker(memory_mb: int, owner_pid: int, parent_is_fork_server: bool = True) -> None:
+def _limit_worker(memory_mb: int, owner_pid: int, die_with_parent: bool = True) -> None:
     parent_pid = os.getppid()
-    if parent_is_fork_server:
-        # Not when the owner itself started this worker (spawn): the kernel's "parent" is
-        # then the owner's thread that happened to start it, and a worker started from a
-        # short-lived thread would be killed when that thread ends. The watch below holds.
+    if die_with_parent:
+        # Asked when the parent is the fork server, or the owner's main thread (a direct
+        # fork happens there only: worker_start.direct_fork_now). Not when another thread
+        # of the owner started this worker (spawn): the kernel's "parent" is then that
+        # thread, and a worker started from a short-lived thread would be killed when it
+        # ends. The watch below holds either way.
         _die_with_parent()
     # The parent may have gone between fork and prctl: check once after asking.
     if os.getppid() != parent_pid or not _owner_alive(owner_pid):
@@ -226,6 +230,7 @@ class RenderPool:
         self.workers = workers or default_worker_count()
         self.limits = limits
         self._executor: ProcessPoolExecutor | None = None
+        self.start_method: str | None = None  # of the current workers, once started
         self._lock = threading.Lock()
         _live_pools.add(self)
 
@@ -233,11 +238,19 @@ class RenderPool:
         with self._lock:
             if self._executor is None:
                 context = worker_context()
+                self.start_method = context.get_start_method()
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=context, initializer=_limit_worker,
                     initargs=(self.limits.render_memory_mb, os.getpid(),
-                              context.get_start_method() == "forkserver"))
+                              self.start_method in ("forkserver", "fork")))
             return self._executor
+
+    def start(self) -> str:
+        """Start the workers now, without waiting for them; returns the start method. With a
+        direct fork (worker_start.allow_direct_fork) every worker is forked here, in the
+        calling thread, before the pool starts its own thread."""
+        self._get().submit(os.getpid)
+        return self.start_method
 
     def _kill(self) -> None:
         with self._lock:
