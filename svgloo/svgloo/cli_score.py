@@ -85,10 +85,11 @@ def register(sub) -> None:
                    help="write one footprint heatmap PNG per unit (unit-0007.png) and a "
                         "contact sheet, harmful and flagged units first")
     p.add_argument("--daemon", action="store_true",
-                   help="score through the svgloo daemon, starting one in the background "
-                        "if none is running (it stays up, keeping models warm and results "
-                        "cached; 'svgloo daemon stop' ends it); scores in this process only "
-                        "when no daemon can be reached or started")
+                   help="score through the svgloo daemon: one already running is used "
+                        "(no start-up: its renderer and models are loaded, its results "
+                        "cached), else one is started in the background (it stays up; "
+                        "'svgloo daemon stop' ends it); scores in this process only when no "
+                        "daemon can be reached or started")
     p.set_defaults(func=run, exit_at_once=True)
 
 
