@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -39,8 +38,8 @@ def worker_state() -> dict:
     libc.prctl(2, ctypes.byref(pdeathsig), 0, 0, 0)  # PR_GET_PDEATHSIG
     from svgloo.engine.worker_start import stderr_is_own_file
 
-    vm_kb = next(int(line.split()[1]) for line in open("/proc/self/status")
-                 if line.startswith("VmSize:"))
+    status = Path("/proc/self/status").read_text().splitlines()
+    vm_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
     return {"pid": os.getpid(), "ppid": os.getppid(),
             "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
             "pdeathsig": pdeathsig.value, "own_stderr": stderr_is_own_file(),
@@ -224,3 +223,36 @@ def test_svgloo_score_forks_its_workers_directly_for_small_files(tmp_path, large
     assert record == {"method": method, "fork_server": method == "forkserver"}
     # render workers never ran the program's top level
     assert len((tmp_path / "runs.txt").read_text().split()) == 1
+
+
+# SIGTERM arriving while the workers are being forked: the CLI's handler closes every pool,
+# which takes the locks the launch holds (in the same thread). Sent from inside the launch,
+# after the first worker is forked; the owner must end at once through the handler.
+TERM_DURING_LAUNCH = r"""
+import os, signal, sys
+from svgloo import cli
+from svgloo.engine import worker_start
+from svgloo.engine.workers import RenderPool
+
+cli._exit_on_termination()  # the CLI's handler: close every pool, then SystemExit(143)
+worker_start.allow_direct_fork()
+worker_start.load_renderer_here()
+launch = worker_start._ForkRenderProcess._Popen
+
+def launch_then_term(process_obj):
+    popen = launch(process_obj)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return popen
+
+worker_start._ForkRenderProcess._Popen = staticmethod(launch_then_term)
+pool = RenderPool(workers=2)
+pool.start()
+print("the handler never ran")
+"""
+
+
+def test_a_termination_signal_during_the_launch_ends_the_owner_at_once():
+    done = subprocess.run([sys.executable, "-c", TERM_DURING_LAUNCH], capture_output=True,
+                          text=True, timeout=120)  # it used to wait for ever
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr[-3000:]
+    assert "never ran" not in done.stdout

@@ -18,6 +18,8 @@ import multiprocessing.process
 import multiprocessing.spawn
 import multiprocessing.util
 import atexit
+import contextlib
+import importlib
 import itertools
 import os
 import shutil
@@ -280,6 +282,8 @@ if hasattr(multiprocessing.context, "ForkProcess"):  # POSIX
                 sig = getattr(signal, name, None)
                 if sig is not None and callable(signal.getsignal(sig)):
                     signal.signal(sig, signal.SIG_DFL)
+            if _mask_outside_launch is not None:  # forked while they were held
+                signal.pthread_sigmask(signal.SIG_SETMASK, _mask_outside_launch)
             if self._stderr_path:
                 flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
                 os.dup2(os.open(self._stderr_path, flags, 0o600), 2)
@@ -333,6 +337,33 @@ def direct_fork_now() -> bool:
             and os_thread_count() == 1)
 
 
+_HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                      if hasattr(signal, name))
+_mask_outside_launch = None
+
+
+@contextlib.contextmanager
+def signals_held_while_forking():
+    """Hold Ctrl-C and the termination signals while the main thread of a process allowed
+    to fork its workers starts a pool; they are handled as soon as it is done. Forking the
+    workers happens inside the pool's locks (RenderPool's, ProcessPoolExecutor's shutdown
+    lock), and the CLI's handler for SIGTERM closes every pool, which takes those locks:
+    run in the same thread while they are held, it would wait for ever. Elsewhere (the
+    workers are started by a fork server, from any thread) this does nothing."""
+    global _mask_outside_launch
+    if not (_direct_fork and hasattr(signal, "pthread_sigmask")
+            and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    _mask_outside_launch = previous
+    try:
+        yield
+    finally:
+        _mask_outside_launch = None
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def load_renderer_here() -> None:
     """Import what a render worker needs (worker_preload: CairoSVG, the job functions'
     modules, a warmed-up renderer) in this process, for workers forked from it. numpy is
@@ -340,13 +371,13 @@ def load_renderer_here() -> None:
     this process single-threaded, so that it can fork; nothing in the CLI's process gains
     from BLAS threads (its matrix products are a few vectors)."""
     if "numpy" in sys.modules:
-        import svgloo.engine.worker_preload  # noqa: F401
+        importlib.import_module("svgloo.engine.worker_preload")
         return
     chosen = os.environ.get("OPENBLAS_NUM_THREADS")
     if chosen is None:
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
-        import svgloo.engine.worker_preload  # noqa: F401
+        importlib.import_module("svgloo.engine.worker_preload")
     finally:
         if chosen is None:  # read when OpenBLAS loads; processes started later get the user's
             os.environ.pop("OPENBLAS_NUM_THREADS", None)

@@ -30,9 +30,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
-from svgloo.engine.worker_start import (discard_worker_stderr, start_fork_server,
-                                        stderr_is_own_file, trim_stderr_file, worker_context,
-                                        worker_stderr_tail)
+from svgloo.engine.worker_start import (discard_worker_stderr, signals_held_while_forking,
+                                        start_fork_server, stderr_is_own_file,
+                                        trim_stderr_file, worker_context, worker_stderr_tail)
 
 
 def _die_with_parent() -> None:
@@ -235,7 +235,7 @@ class RenderPool:
         _live_pools.add(self)
 
     def _get(self) -> ProcessPoolExecutor:
-        with self._lock:
+        with signals_held_while_forking(), self._lock:
             if self._executor is None:
                 context = worker_context()
                 self.start_method = context.get_start_method()
@@ -243,12 +243,14 @@ class RenderPool:
                     max_workers=self.workers, mp_context=context, initializer=_limit_worker,
                     initargs=(self.limits.render_memory_mb, os.getpid(),
                               self.start_method in ("forkserver", "fork")))
+                if self.start_method == "fork":
+                    # A direct fork (worker_start.allow_direct_fork): every worker is forked
+                    # now, in this thread, before the pool starts a thread of its own.
+                    self._executor.submit(os.getpid)
             return self._executor
 
     def start(self) -> str:
-        """Start the workers now, without waiting for them; returns the start method. With a
-        direct fork (worker_start.allow_direct_fork) every worker is forked here, in the
-        calling thread, before the pool starts its own thread."""
+        """Start the workers now, without waiting for them; returns the start method."""
         self._get().submit(os.getpid)
         return self.start_method
 
