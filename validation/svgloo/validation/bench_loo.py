@@ -314,22 +314,60 @@ def startup(runs: int = 10) -> dict:
         path.write_text(ONE_UNIT)
         commands = ([sys.executable, "-m", "svgloo", "score", str(path)],
                     [sys.executable, "-c", BARE_IMPORT])
-        pairs = []
+        all_counted = _reap_orphans_here()
+        pairs, cpu = [], []
         for i in range(runs + 1):
-            pair = []
+            pair, pair_cpu = [], []
             for command in commands:
-                t = time.perf_counter()
-                subprocess.run(command, check=True, capture_output=True, env=env, cwd=tmp)
-                pair.append(time.perf_counter() - t)
+                wall, seconds = _wall_and_cpu(command, env, tmp)
+                pair.append(wall)
+                pair_cpu.append(seconds)
             if i:
                 pairs.append(pair)
+                cpu.append(pair_cpu)
         load_between = machine_load()
         steps = startup_steps(path, max(3, runs // 2), env, tmp)
     return {"score_s": statistics.median(p[0] for p in pairs),
             "bare_s": statistics.median(p[1] for p in pairs),
             "ratio": statistics.median(p[0] / p[1] for p in pairs), "runs": runs,
+            "score_cpu_s": statistics.median(c[0] for c in cpu),
+            "bare_cpu_s": statistics.median(c[1] for c in cpu), "cpu_all_processes": all_counted,
             "load_before": load_before, "load_between": load_between,
             "load_after": machine_load(), **steps}
+
+
+def _reap_orphans_here() -> bool:
+    """Make this process the reaper of its descendants' orphans (Linux), so that the CPU
+    time of every process a command starts (a fork server, render workers that outlive the
+    command by a moment) is counted in this process's children's usage. False where it
+    cannot: then only the command's own process is counted."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        pr_set_child_subreaper = 36
+        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _wall_and_cpu(command: list[str], env: dict, cwd: str) -> tuple[float, float]:
+    """Wall time of ``command`` until it exits and its output is closed, and the CPU time
+    (user + system) of its processes, once every one of them has ended."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, env=env, cwd=cwd)
+    wall = time.perf_counter() - t
+    while True:  # orphans handed to this process (_reap_orphans_here)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def startup_steps(path: Path, runs: int, env: dict, cwd: str) -> dict:
@@ -370,6 +408,11 @@ def print_startup(r: dict) -> None:
           f"turn): {r['ratio']:.2f}x (median of the pairs' ratios; issue 25's bar: 1.5x); "
           f"{r['load_before']} before, {r['load_between']} after the pairs, "
           f"{r['load_after']} at the end")
+    if "score_cpu_s" in r:
+        whose = "all its processes" if r["cpu_all_processes"] else "its main process"
+        print(f"  CPU time ({whose}, medians): `svgloo score` {r['score_cpu_s']:.3f} s, "
+              f"bare import {r['bare_cpu_s']:.3f} s: "
+              f"{r['score_cpu_s'] / max(r['bare_cpu_s'], 1e-9):.2f}x")
     if "steps_s" in r:
         print(f"  where a scoring's time goes (medians; render workers started by "
               f"{r['start_method']}):")
