@@ -314,14 +314,14 @@ def startup(runs: int = 10) -> dict:
         path.write_text(ONE_UNIT)
         commands = ([sys.executable, "-m", "svgloo", "score", str(path)],
                     [sys.executable, "-c", BARE_IMPORT])
-        all_counted = _reap_orphans_here()
-        pairs, cpu = [], []
+        pairs, cpu, all_counted = [], [], True
         for i in range(runs + 1):
             pair, pair_cpu = [], []
             for command in commands:
-                wall, seconds = _wall_and_cpu(command, env, tmp)
+                wall, seconds, every = _wall_and_cpu(command, env, tmp)
                 pair.append(wall)
                 pair_cpu.append(seconds)
+                all_counted = all_counted and every
             if i:
                 pairs.append(pair)
                 cpu.append(pair_cpu)
@@ -336,38 +336,38 @@ def startup(runs: int = 10) -> dict:
             "load_after": machine_load(), **steps}
 
 
-def _reap_orphans_here() -> bool:
-    """Make this process the reaper of its descendants' orphans (Linux), so that the CPU
-    time of every process a command starts (a fork server, render workers that outlive the
-    command by a moment) is counted in this process's children's usage. False where it
-    cannot: then only the command's own process is counted."""
-    if not sys.platform.startswith("linux"):
-        return False
+# Runs a command and prints [wall seconds, CPU seconds of all its processes]: it makes itself
+# the reaper of the command's orphans (Linux), so that a fork server or render workers that
+# outlive the command by a moment are waited for and counted too. A process of its own:
+# the caller may have children of its own (a test's render pools) that never end.
+TIMED_RUN = r"""
+import json, os, resource, subprocess, sys, time
+try:
+    import ctypes
+    every = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # CHILD_SUBREAPER
+except (OSError, AttributeError):
+    every = False
+t = time.perf_counter()
+subprocess.run(sys.argv[1:], check=True, capture_output=True)
+wall = time.perf_counter() - t
+while every:
     try:
-        import ctypes
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([wall, used.ru_utime + used.ru_stime, every]))
+"""
 
-        pr_set_child_subreaper = 36
-        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
-
-def _wall_and_cpu(command: list[str], env: dict, cwd: str) -> tuple[float, float]:
-    """Wall time of ``command`` until it exits and its output is closed, and the CPU time
-    (user + system) of its processes, once every one of them has ended."""
-    import resource
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, env=env, cwd=cwd)
-    wall = time.perf_counter() - t
-    while True:  # orphans handed to this process (_reap_orphans_here)
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def _wall_and_cpu(command: list[str], env: dict, cwd: str) -> tuple[float, float, bool]:
+    """Wall time of ``command`` until it exits and its output is closed, the CPU time
+    (user + system) of its processes once every one of them has ended, and whether that
+    is all of them (False: the command's own process only)."""
+    done = subprocess.run([sys.executable, "-c", TIMED_RUN, *command], check=True,
+                          capture_output=True, env=env, cwd=cwd, text=True)
+    wall, cpu, every = json.loads(done.stdout)
+    return wall, cpu, every
 
 
 def startup_steps(path: Path, runs: int, env: dict, cwd: str) -> dict:
