@@ -26,7 +26,7 @@ HERE = Path(__file__).parent
 ONE_UNIT = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="5" height="5"/></svg>'
 
 
-# -- job functions (a forked worker has this module already; a fork-server one imports it)
+# -- a job function (a forked worker has this module already; a fork-server one imports it)
 
 def worker_state() -> dict:
     import ctypes
@@ -51,24 +51,6 @@ def worker_state() -> dict:
             "vm_mb": vm_kb // 1024}
 
 
-def say_and_exit(line: str, code: int) -> None:
-    print(line, file=sys.stderr, flush=True)
-    os._exit(code)
-
-
-def spin(seconds: float) -> int:
-    end, n = time.process_time() + seconds, 0
-    while time.process_time() < end:
-        n += 1
-    return n
-
-
-def allocate(mb: int) -> int:
-    import numpy as np
-
-    return int(np.ones(mb * 1024 * 1024, dtype=np.uint8).sum())
-
-
 # The owner: a program that asks for direct forks as ``svgloo score`` does (and handles
 # SIGTERM itself, as the CLI does). Started with ``-c``: ``''`` (its folder) is first on its
 # ``sys.path``; its workers' must not have it (what they import later comes from the
@@ -78,6 +60,7 @@ import json, signal, sys, threading, warnings
 sys.path.insert(0, {here!r})
 warnings.simplefilter("error")  # Python 3.12+ warns when a process with threads forks
 import test_direct_fork as t
+import test_workers as w  # its job functions: exit, spin, allocate
 from multiprocessing import forkserver, resource_tracker
 from svgloo.engine import worker_start
 from svgloo.engine.errors import LimitError, WorkerError
@@ -96,14 +79,14 @@ out = {{"method": pool.start(), "owner": __import__("os").getpid()}}
 [out["state"]] = pool.map(t.worker_state, [()], "state.svg")
 out["fork_server"] = forkserver._forkserver._forkserver_pid is not None
 out["resource_tracker"] = resource_tracker._resource_tracker._pid is not None
-for name, fn, args in (("memory", t.allocate, (2000,)), ("cpu", t.spin, (60.0,)),
-                       ("exit", t.say_and_exit, ("libfoo: it broke", 3))):
+for name, fn, args in (("memory", w._allocate_numpy, (2000,)), ("cpu", w._spin, (60.0,)),
+                       ("exit", w._say_and_exit, ("libfoo: it broke", 3))):
     try:
         pool.map(fn, [args], name + ".svg", timeout_s=120)
         out[name] = "no error"
     except (LimitError, WorkerError) as exc:
         out[name] = str(exc)
-out["after"] = pool.map(t.allocate, [(1,)], "small.svg")[0]
+out["after"] = pool.map(w._allocate_numpy, [(1,)], "small.svg")[0]
 if {hold!r}:
     [pid] = pool.map(__import__("os").getpid, [()], "pid")
     print(pid, flush=True)
