@@ -40,6 +40,19 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def render_workers(pgid: int) -> list[int]:
+    """Members of the group that are render workers: their stderr is a file of their own
+    (worker_start: ``svgloo-worker-stderr-*``)."""
+    workers = []
+    for pid in group_members(pgid):
+        try:
+            if "svgloo-worker-stderr-" in os.readlink(f"/proc/{pid}/fd/2"):
+                workers.append(pid)
+        except OSError:  # gone meanwhile
+            continue
+    return workers
+
+
 def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -63,8 +76,9 @@ def start_scoring(path: Path, command: str = "score") -> subprocess.Popen:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True, env=env)
-    # Mid-score: the render workers (and multiprocessing's helpers) are up.
-    if not wait_until(lambda: len(group_members(proc.pid)) >= 3 or proc.poll() is not None,
+    # Mid-score: a render worker is up (forked from a fork server, or from the command
+    # itself: `svgloo score` forks its workers directly for small files).
+    if not wait_until(lambda: render_workers(proc.pid) or proc.poll() is not None,
                       timeout=120):
         proc.kill()
         pytest.fail("the render workers never started")

@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args.program = argv is None  # svgloo runs as a program, not called by other code
     try:
         code = int(args.func(args) or 0)
     except SvglooError as exc:

@@ -85,10 +85,11 @@ def register(sub) -> None:
                    help="write one footprint heatmap PNG per unit (unit-0007.png) and a "
                         "contact sheet, harmful and flagged units first")
     p.add_argument("--daemon", action="store_true",
-                   help="score through the svgloo daemon, starting one in the background "
-                        "if none is running (it stays up, keeping models warm and results "
-                        "cached; 'svgloo daemon stop' ends it); scores in this process only "
-                        "when no daemon can be reached or started")
+                   help="score through the svgloo daemon: one already running is used "
+                        "(no start-up: its renderer and models are loaded, its results "
+                        "cached), else one is started in the background (it stays up; "
+                        "'svgloo daemon stop' ends it); scores in this process only when no "
+                        "daemon can be reached or started")
     p.set_defaults(func=run, exit_at_once=True)
 
 
@@ -120,13 +121,40 @@ def progress_bar(desc: str, enabled: bool | None = None):
     return update
 
 
-def start_render_workers() -> None:
-    """Start the render workers now, so that their start (a fork server importing the
-    renderer, then the workers: most of a small file's wall time) overlaps with importing
-    the engine, parsing and loading the backbone instead of preceding them. The fork
-    server is started here (a fork-exec); the workers, which wait for it, from a thread."""
+# Up to this many characters, a one-shot ``svgloo score`` forks its render workers from
+# itself (``start_render_workers``): a worker then also holds the parsed document, a few MB
+# at most, out of its render memory limit (1536 MB). Larger files take long enough that
+# the fork server's start does not matter.
+DIRECT_FORK_MAX_CHARS = 1_000_000
+
+
+def start_render_workers(doc=None, program: bool = False) -> None:
+    """Start the render workers now, so that their start overlaps with the rest of the
+    command instead of preceding the first render.
+
+    ``program`` (svgloo running as a program, single-threaded so far) and a small ``doc``:
+    this process loads the renderer itself, then forks its workers directly, here, before
+    any thread is started (no second interpreter importing the renderer again: issue 25).
+    Otherwise a fork server is started (a fork-exec) and the workers, which wait for it,
+    from a thread, so that its imports overlap with importing the engine, parsing and
+    loading the backbone. Either way each worker limits itself the same way
+    (workers._limit_worker)."""
     import os
     import threading
+
+    from svgloo.engine import worker_start
+
+    if program and (doc is None or len(doc.text) <= DIRECT_FORK_MAX_CHARS):
+        worker_start.allow_direct_fork()
+        worker_start.load_renderer_here()
+        if worker_start.direct_fork_now():
+            from svgloo.engine.workers import shared_pool
+
+            try:
+                shared_pool(DEFAULT_LIMITS).start()
+            except Exception:  # the real work reports any problem with the pool
+                pass
+            return
 
     from svgloo.engine.workers import shared_pool, start_fork_server
 
@@ -172,7 +200,7 @@ def _run(args) -> int:
     if args.daemon:
         result = _try_daemon(args.file, settings_from_args(args))
     if result is None:
-        start_render_workers()
+        start_render_workers(doc, program=getattr(args, "program", False))
     settings = settings_from_args(args)
     from svgloo.engine.score import score_document
 

@@ -97,7 +97,8 @@ def test_help_texts_say_what_options_do(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "a unit is helpful when removing it lowers the score by more than this" in text
     assert "a unit is harmful when removing it raises the score" in text
-    assert "starting one in the background if none is running" in text
+    assert "through the svgloo daemon: one already running is used" in text
+    assert "else one is started in the background" in text
 
 
 def test_plural():

@@ -7,7 +7,8 @@ the job modules and warmed the renderer itself on its first job (about 0.1 s eac
 on the first render's path, twice on two cores). Nothing here reads a document: the limits
 each worker sets on itself (workers._limit_worker) apply to every document it renders.
 
-It runs in the fork server only; the caller's process never imports it.
+It runs in the fork server, or in a one-shot ``svgloo score`` that forks its workers
+itself (worker_start.load_renderer_here); other callers never import it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,29 @@
 """How render workers start: forked from multiprocessing's fork server (spawned where there
 is none), which imports the renderer once, without the caller's ``__main__``, importing only
 from the installed environment, and with their stderr in a small file of their own (read
-when one dies: ``worker_stderr_tail``)."""
+when one dies: ``worker_stderr_tail``).
+
+A one-shot program (``svgloo score``) may instead fork its workers directly from itself
+(``allow_direct_fork``): it loads the renderer once (``load_renderer_here``) and forks
+while it is still single-threaded, so no second interpreter imports everything again
+(issue 25: that import was most of a small file's wall time). Everything else, and any
+caller with a thread running (the daemon, the language server, the watcher, a library
+user), keeps the fork server: forking a process with threads is unsafe."""
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.context
 import multiprocessing.process
 import multiprocessing.spawn
 import multiprocessing.util
 import atexit
+import contextlib
+import importlib
 import itertools
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -251,18 +262,132 @@ if hasattr(multiprocessing.context, "ForkServerProcess"):  # POSIX
         _Popen = _without_main(multiprocessing.context.ForkServerProcess._Popen)
 
 
+if hasattr(multiprocessing.context, "ForkProcess"):  # POSIX
+    class _ForkRenderProcess(multiprocessing.context.ForkProcess):
+        """A render worker forked from its owner itself (``allow_direct_fork``). A fork
+        runs nothing of the caller's (no ``__main__``, nothing unpickled): the child
+        continues from the fork with what the owner had imported. Right after the fork
+        it gets what a fork-server worker has: its own stderr file, a ``sys.path`` without
+        the folder svgloo runs in (for what it imports later), and the default action for
+        the termination signals the owner handles itself (the CLI's handler would close
+        the owner's pools, from inside a worker)."""
+
+        @staticmethod
+        def _Popen(process_obj):
+            process_obj._stderr_path = _new_stderr_path()
+            return multiprocessing.context.ForkProcess._Popen(process_obj)
+
+        def _bootstrap(self, *args, **kwargs):
+            for name in ("SIGTERM", "SIGHUP"):
+                sig = getattr(signal, name, None)
+                if sig is not None and callable(signal.getsignal(sig)):
+                    signal.signal(sig, signal.SIG_DFL)
+            if _mask_outside_launch is not None:  # forked while they were held
+                signal.pthread_sigmask(signal.SIG_SETMASK, _mask_outside_launch)
+            if self._stderr_path:
+                flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+                os.dup2(os.open(self._stderr_path, flags, 0o600), 2)
+            sys.path[:] = installed_sys_path(sys.path)
+            return super()._bootstrap(*args, **kwargs)
+
+
 def render_worker_context(method: str):
     """The ``method`` context, with processes that start without the caller's ``__main__``."""
     base = multiprocessing.get_context(method)
     context = type(base)()
-    context.Process = _ForkServerRenderProcess if method == "forkserver" else _SpawnRenderProcess
+    if method == "forkserver":
+        context.Process = _ForkServerRenderProcess
+    elif method == "fork":
+        context.Process = _ForkRenderProcess
+    else:
+        context.Process = _SpawnRenderProcess
     return context
 
 
 _contexts: dict = {}
+_direct_fork = False
+
+
+def allow_direct_fork() -> None:
+    """Let this process fork its render workers itself, while it is single-threaded (a
+    one-shot program: ``svgloo score``). Call ``load_renderer_here`` before the first pool,
+    so the workers are forked with the renderer loaded."""
+    global _direct_fork
+    _direct_fork = True
+
+
+def os_thread_count() -> int:
+    """Threads of this process as the kernel counts them (a C library's too: OpenBLAS
+    starts its own when numpy is imported); Python's own count where /proc is not."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[17])
+    except (OSError, IndexError, ValueError):
+        return threading.active_count()
+
+
+def direct_fork_now() -> bool:
+    """Whether a pool started now forks its workers from this process: it was allowed, on
+    Linux (macOS and Windows keep the fork server or spawn), from the main thread (a
+    worker asks to die with the thread that forked it) and with no other thread running
+    (then forking is safe, and Python 3.12+ has nothing to warn about)."""
+    return (_direct_fork and sys.platform.startswith("linux")
+            and "fork" in multiprocessing.get_all_start_methods()
+            and threading.current_thread() is threading.main_thread()
+            and os_thread_count() == 1)
+
+
+_HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                      if hasattr(signal, name))
+_mask_outside_launch = None
+
+
+@contextlib.contextmanager
+def signals_held_while_forking():
+    """Hold Ctrl-C and the termination signals while the main thread of a process allowed
+    to fork its workers starts a pool; they are handled as soon as it is done. Forking the
+    workers happens inside the pool's locks (RenderPool's, ProcessPoolExecutor's shutdown
+    lock), and the CLI's handler for SIGTERM closes every pool, which takes those locks:
+    run in the same thread while they are held, it would wait for ever. Elsewhere (the
+    workers are started by a fork server, from any thread) this does nothing."""
+    global _mask_outside_launch
+    if not (_direct_fork and hasattr(signal, "pthread_sigmask")
+            and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    _mask_outside_launch = previous
+    try:
+        yield
+    finally:
+        _mask_outside_launch = None
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def load_renderer_here() -> None:
+    """Import what a render worker needs (worker_preload: CairoSVG, the job functions'
+    modules, a warmed-up renderer) in this process, for workers forked from it. numpy is
+    imported here with one OpenBLAS thread (unless the user chose a number), which keeps
+    this process single-threaded, so that it can fork; nothing in the CLI's process gains
+    from BLAS threads (its matrix products are a few vectors)."""
+    if "numpy" in sys.modules:
+        importlib.import_module("svgloo.engine.worker_preload")
+        return
+    chosen = os.environ.get("OPENBLAS_NUM_THREADS")
+    if chosen is None:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        importlib.import_module("svgloo.engine.worker_preload")
+    finally:
+        if chosen is None:  # read when OpenBLAS loads; processes started later get the user's
+            os.environ.pop("OPENBLAS_NUM_THREADS", None)
 
 
 def worker_context():
+    if direct_fork_now():
+        if "fork" not in _contexts:
+            _contexts["fork"] = render_worker_context("fork")
+        return _contexts["fork"]
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     if method not in _contexts:
         _contexts[method] = render_worker_context(method)

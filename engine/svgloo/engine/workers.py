@@ -8,9 +8,11 @@ is reported as what happened: a limit of ours (LimitError), or how it ended and 
 line it wrote to stderr (WorkerError), never a guess.
 
 Workers die with the process that owns the pool, however it ends (exit, SIGTERM, kill -9):
-a worker's parent is multiprocessing's fork server, so on Linux each worker asks the kernel
-for SIGKILL when that parent goes (the fork server itself exits when the owner's pipe closes),
-and on every platform a watcher thread exits the worker once the owner's pid is gone.
+a worker's parent is multiprocessing's fork server, or the owner's main thread where the
+owner forks its workers itself (worker_start.allow_direct_fork), so on Linux each worker asks
+the kernel for SIGKILL when that parent goes (the fork server itself exits when the owner's
+pipe closes), and on every platform a watcher thread exits the worker once the owner's pid is
+gone.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
-from svgloo.engine.worker_start import (discard_worker_stderr, start_fork_server,
-                                        stderr_is_own_file, trim_stderr_file, worker_context,
-                                        worker_stderr_tail)
+from svgloo.engine.worker_start import (discard_worker_stderr, signals_held_while_forking,
+                                        start_fork_server, stderr_is_own_file,
+                                        trim_stderr_file, worker_context, worker_stderr_tail)
 
 
 def _die_with_parent() -> None:
@@ -82,12 +84,14 @@ def _watch_owner(owner_pid: int, parent_pid: int, interval_s: float = 0.5) -> No
     threading.Thread(target=watch, name="svgloo-owner-watch", daemon=True).start()
 
 
-def _limit_worker(memory_mb: int, owner_pid: int, parent_is_fork_server: bool = True) -> None:
+def _limit_worker(memory_mb: int, owner_pid: int, die_with_parent: bool = True) -> None:
     parent_pid = os.getppid()
-    if parent_is_fork_server:
-        # Not when the owner itself started this worker (spawn): the kernel's "parent" is
-        # then the owner's thread that happened to start it, and a worker started from a
-        # short-lived thread would be killed when that thread ends. The watch below holds.
+    if die_with_parent:
+        # Asked when the parent is the fork server, or the owner's main thread (a direct
+        # fork happens there only: worker_start.direct_fork_now). Not when another thread
+        # of the owner started this worker (spawn): the kernel's "parent" is then that
+        # thread, and a worker started from a short-lived thread would be killed when it
+        # ends. The watch below holds either way.
         _die_with_parent()
     # The parent may have gone between fork and prctl: check once after asking.
     if os.getppid() != parent_pid or not _owner_alive(owner_pid):
@@ -226,18 +230,29 @@ class RenderPool:
         self.workers = workers or default_worker_count()
         self.limits = limits
         self._executor: ProcessPoolExecutor | None = None
+        self.start_method: str | None = None  # of the current workers, once started
         self._lock = threading.Lock()
         _live_pools.add(self)
 
     def _get(self) -> ProcessPoolExecutor:
-        with self._lock:
+        with signals_held_while_forking(), self._lock:
             if self._executor is None:
                 context = worker_context()
+                self.start_method = context.get_start_method()
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=context, initializer=_limit_worker,
                     initargs=(self.limits.render_memory_mb, os.getpid(),
-                              context.get_start_method() == "forkserver"))
+                              self.start_method in ("forkserver", "fork")))
+                if self.start_method == "fork":
+                    # A direct fork (worker_start.allow_direct_fork): every worker is forked
+                    # now, in this thread, before the pool starts a thread of its own.
+                    self._executor.submit(os.getpid)
             return self._executor
+
+    def start(self) -> str:
+        """Start the workers now, without waiting for them; returns the start method."""
+        self._get().submit(os.getpid)
+        return self.start_method
 
     def _kill(self) -> None:
         with self._lock:

@@ -250,12 +250,61 @@ def process_floor(runs: int = 5) -> float:
 BARE_IMPORT = "import numpy, lxml.etree, cairosvg"
 
 
+# ``svgloo score FILE`` as a program, with perf_counter stamps around its steps, written at
+# its exit (it ends through cli.exit_at_once: atexit handlers, then os._exit) to $STAMPS_OUT.
+STAMPED_SCORE = r"""
+import json, os, sys, time
+T0 = time.perf_counter()
+stamps = {}
+def mark(name):
+    stamps.setdefault(name, time.perf_counter() - T0)
+import svgloo.cli as cli
+import svgloo.cli_score as cs
+def wrap(name, before, after):
+    f = getattr(cs, name)
+    def w(*a, **k):
+        mark(before)
+        try:
+            return f(*a, **k)
+        finally:
+            mark(after)
+    setattr(cs, name, w)
+wrap("read_checked", "parse", "read")
+wrap("start_render_workers", "read", "workers")
+wrap("print_table", "scored", "printed")
+exit_now = os._exit
+def exit_stamped(code):
+    mark("exit")
+    pool = sys.modules["svgloo.engine.workers"]._shared
+    stamps["start_method"] = getattr(pool, "start_method", None)
+    with open(os.environ["STAMPS_OUT"], "w") as f:
+        json.dump(stamps, f)
+    exit_now(code)
+os._exit = exit_stamped
+sys.argv = ["svgloo", "score", sys.argv[1]]
+raise SystemExit(cli.main())
+"""
+
+# (label, from stamp, to stamp) of the breakdown; "start" is the interpreter's own start.
+STARTUP_STEPS = [
+    ("interpreter and site (python -c pass)", None, None),
+    ("svgloo's CLI imported, arguments parsed", None, "parse"),
+    ("file read and checked", "parse", "read"),
+    ("renderer loaded, render workers started", "read", "workers"),
+    ("engine imported, file scored", "workers", "scored"),
+    ("table printed, pools closed, atexit", "scored", "exit"),
+    ("after the exit until every process is gone", "exit", None),
+]
+
+
 def startup(runs: int = 10) -> dict:
     """Issue 25's start-up figure: ``svgloo score ONE-UNIT.svg`` as the README's first
     command runs it (a table, backbone auto, no reference) against a bare
     ``python -c "import numpy, lxml.etree, cairosvg"``, in turn (A B A B, after one of
     each not counted), bytecode cached; the median wall time of each and the median of
-    the pair-by-pair ratios, with the machine's load before and after."""
+    the pairs' ratios, with the machine's load before and after. Then where the time
+    goes: ``python -c pass`` and the same command with time stamps, in turn (medians
+    per step; the stamped runs also say how the render workers were started)."""
     import tempfile
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -265,26 +314,110 @@ def startup(runs: int = 10) -> dict:
         path.write_text(ONE_UNIT)
         commands = ([sys.executable, "-m", "svgloo", "score", str(path)],
                     [sys.executable, "-c", BARE_IMPORT])
-        pairs = []
+        pairs, cpu, all_counted = [], [], True
         for i in range(runs + 1):
-            pair = []
+            pair, pair_cpu = [], []
             for command in commands:
-                t = time.perf_counter()
-                subprocess.run(command, check=True, capture_output=True, env=env, cwd=tmp)
-                pair.append(time.perf_counter() - t)
+                wall, seconds, every = _wall_and_cpu(command, env, tmp)
+                pair.append(wall)
+                pair_cpu.append(seconds)
+                all_counted = all_counted and every
             if i:
                 pairs.append(pair)
+                cpu.append(pair_cpu)
+        load_between = machine_load()
+        steps = startup_steps(path, max(3, runs // 2), env, tmp)
     return {"score_s": statistics.median(p[0] for p in pairs),
             "bare_s": statistics.median(p[1] for p in pairs),
             "ratio": statistics.median(p[0] / p[1] for p in pairs), "runs": runs,
-            "load_before": load_before, "load_after": machine_load()}
+            "score_cpu_s": statistics.median(c[0] for c in cpu),
+            "bare_cpu_s": statistics.median(c[1] for c in cpu), "cpu_all_processes": all_counted,
+            "load_before": load_before, "load_between": load_between,
+            "load_after": machine_load(), **steps}
+
+
+# Runs a command and prints [wall seconds, CPU seconds of all its processes]: it makes itself
+# the reaper of the command's orphans (Linux), so that a fork server or render workers that
+# outlive the command by a moment are waited for and counted too. A process of its own:
+# the caller may have children of its own (a test's render pools) that never end.
+TIMED_RUN = r"""
+import json, os, resource, subprocess, sys, time
+try:
+    import ctypes
+    every = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # CHILD_SUBREAPER
+except (OSError, AttributeError):
+    every = False
+t = time.perf_counter()
+subprocess.run(sys.argv[1:], check=True, capture_output=True)
+wall = time.perf_counter() - t
+while every:
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([wall, used.ru_utime + used.ru_stime, every]))
+"""
+
+
+def _wall_and_cpu(command: list[str], env: dict, cwd: str) -> tuple[float, float, bool]:
+    """Wall time of ``command`` until it exits and its output is closed, the CPU time
+    (user + system) of its processes once every one of them has ended, and whether that
+    is all of them (False: the command's own process only)."""
+    done = subprocess.run([sys.executable, "-c", TIMED_RUN, *command], check=True,
+                          capture_output=True, env=env, cwd=cwd, text=True)
+    wall, cpu, every = json.loads(done.stdout)
+    return wall, cpu, every
+
+
+def startup_steps(path: Path, runs: int, env: dict, cwd: str) -> dict:
+    """Median seconds of each of STARTUP_STEPS, from ``runs`` stamped scorings each paired
+    with a ``python -c pass``."""
+    stamps_out = Path(cwd) / "stamps.json"
+    env = dict(env, STAMPS_OUT=str(stamps_out))
+    rows, methods = [], set()
+    for i in range(runs + 1):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env, cwd=cwd)
+        bare = time.perf_counter() - t
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", STAMPED_SCORE, str(path)], check=True,
+                       capture_output=True, env=env, cwd=cwd)
+        wall = time.perf_counter() - t
+        stamps = json.loads(stamps_out.read_text())
+        methods.add(stamps.pop("start_method"))
+        if not i:
+            continue
+        row = []
+        for _, start, end in STARTUP_STEPS:
+            if start is None and end is None:
+                row.append(bare)
+            elif end is None:
+                row.append(max(0.0, wall - bare - stamps[start]))
+            else:
+                row.append(stamps[end] - (stamps[start] if start else 0.0))
+        rows.append(row)
+    return {"steps_s": {label: statistics.median(r[k] for r in rows)
+                        for k, (label, _, _) in enumerate(STARTUP_STEPS)},
+            "start_method": "/".join(sorted(str(m) for m in methods))}
 
 
 def print_startup(r: dict) -> None:
     print(f"start-up: `svgloo score` on a one-unit file {r['score_s']:.3f} s, bare "
           f"`python -c \"{BARE_IMPORT}\"` {r['bare_s']:.3f} s (medians of {r['runs']}, in "
           f"turn): {r['ratio']:.2f}x (median of the pairs' ratios; issue 25's bar: 1.5x); "
-          f"{r['load_before']} before, {r['load_after']} after")
+          f"{r['load_before']} before, {r['load_between']} after the pairs, "
+          f"{r['load_after']} at the end")
+    if "score_cpu_s" in r:
+        whose = "all its processes" if r["cpu_all_processes"] else "its main process"
+        print(f"  CPU time ({whose}, medians): `svgloo score` {r['score_cpu_s']:.3f} s, "
+              f"bare import {r['bare_cpu_s']:.3f} s: "
+              f"{r['score_cpu_s'] / max(r['bare_cpu_s'], 1e-9):.2f}x")
+    if "steps_s" in r:
+        print(f"  where a scoring's time goes (medians; render workers started by "
+              f"{r['start_method']}):")
+        for label, seconds in r["steps_s"].items():
+            print(f"    {label:<46} {seconds:6.3f} s")
 
 
 def compound_only(rows: list[dict]) -> list[dict]:
