@@ -348,3 +348,24 @@ def test_no_display_is_one_line_and_exit_2(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("svgloo: error: no display: "), lines
     assert "DISPLAY" in lines[0]
+
+
+def test_closing_the_window_stops_a_scoring_under_way(corpus_dir, qtbot):
+    """shutdown() (closing the window, or SIGTERM) cancels the analysis instead of waiting
+    for it: test_lifecycle's view-SIGTERM saw the viewer take ~28 s to exit on the largest
+    corpus file, the time of a whole scoring. Cancelled mid-way, the job ends without a
+    result and without an error message."""
+    from svgloo.engine.settings import ScoreSettings
+    from svgloo.qt_viewer.worker import ScoreJob
+
+    largest = max(corpus_dir.rglob("*.svg"), key=lambda p: p.stat().st_size)
+    job = ScoreJob(largest, ScoreSettings(backbone="pixel"), concepts=False)
+    outcomes = []
+    job.scored.connect(lambda a: outcomes.append("scored"))
+    job.failed.connect(lambda m: outcomes.append(f"failed: {m}"))
+    with qtbot.waitSignal(job.progress, timeout=WAIT_MS):  # the engine is at work
+        job.start()
+    job.cancel()
+    assert job.wait(WAIT_MS)
+    qtbot.wait(50)  # deliver any queued signal
+    assert outcomes == []

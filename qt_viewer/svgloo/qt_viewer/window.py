@@ -1171,10 +1171,12 @@ class ViewerWindow(QMainWindow):
             self.watcher.stop()
             self.watcher = None
         self._rescore_pending = False
-        if self.job is not None:
-            self.job.wait()
-        if self.proof_job is not None:
-            self.proof_job.wait()
+        for job in (self.job, self.proof_job):  # stop both first, then wait for both
+            if job is not None:
+                job.cancel()
+        for job in (self.job, self.proof_job):
+            if job is not None:
+                job.wait()
 
     def closeEvent(self, event) -> None:
         if not self.confirm_discard():
