@@ -132,7 +132,7 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
     batch = max(1, len(jobs) if keep is None else renderer.pool.workers)
     for first in range(0, len(jobs), batch):
         found_all = renderer.pool.map(job_subpath_work, args[first:first + batch],
-                                      renderer.name, on_done=lambda j: tick(first + j))
+                                      renderer.name, on_done=lambda j, first=first: tick(first + j))
         for job, found in zip(jobs[first:first + batch], found_all):
             for e, (lo, chunk) in job.items():
                 result = found.pop(str(e), None)
