@@ -133,3 +133,25 @@ def test_statistics_computed_tile_by_tile_are_those_of_the_whole_image():
         assert np.array_equal(got.mu_y, mu_y)
         assert np.array_equal(got.den_y2, sigma_yy + C2)
         assert np.array_equal(got.den_y1, (mu_y + pixel_backbone.OFFSET) ** 2 + C1)
+
+
+def test_banded_scoring_is_bit_for_bit_one_pass_over_the_whole_image(monkeypatch, render_pool):
+    """The blurs and the SSIM arithmetic run band of rows by band of rows (BAND_BYTES) for
+    the cache's sake: the same operations per value in the same order, so the scores are
+    the very bits of one pass over each whole region, whatever the band height."""
+    run = score_file(str(CORPUS / "logos" / "pypi.svg"), ScoreSettings(backbone="pixel"),
+                     pool=render_pool)
+    full = run.loo.full
+    scores = {}
+    for band_bytes in (1 << 40, 1):  # one band per region; the smallest bands (8 rows)
+        monkeypatch.setattr(pixel_backbone, "BAND_BYTES", band_bytes)
+        for name, reference in (("self", full), ("shifted", np.roll(full, 3, axis=1))):
+            backbone = PixelBackbone()
+            prepared = backbone.prepare(Reference("image", name, image=reference))
+            scores[band_bytes, name] = np.concatenate([
+                backbone.similarity(full[None], prepared),
+                backbone.similarity_patched(full, run.loo.patches, prepared)])
+    assert len(list(pixel_backbone._bands(384, 9, 394))) == 384 // 8  # 8-row bands
+    for name in ("self", "shifted"):
+        assert np.array_equal(scores[1 << 40, name], scores[1, name])
+    assert not np.array_equal(scores[1, "self"], scores[1, "shifted"])

@@ -78,6 +78,24 @@ def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
     return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
 
 
+def changed_box(region: Box | None, without: Layer, layer: Layer) -> Box | None:
+    """The part of ``region`` where two layers differ (None: nowhere)."""
+    if region is None:
+        return None
+    box = diff_box(paste(region, without), paste(region, layer))
+    if box is None:
+        return None
+    return region[0] + box[0], region[0] + box[1], region[2] + box[2], region[2] + box[3]
+
+
+def cut_to_change(region: Box | None, without: Layer, layer: Layer) -> Layer:
+    """``without`` kept only inside the part of ``region`` where it differs from ``layer``
+    (its box is that part; NO_LAYER: they are the same there). Compositing reads a unit's
+    layer only inside its region, and the region shrinks to that part anyway."""
+    box = changed_box(region, without, layer)
+    return NO_LAYER if box is None else Layer(box, paste(box, without))
+
+
 def tight(region: Box, pixels: np.ndarray, full: np.ndarray) -> tuple:
     """(box, pixels) shrunk to where ``pixels`` (RGB inside ``region``) really differs from
     the full render; (None, None) where it does not (a block's region can be much larger

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
-from svgloo.engine.composite import composite_without, diff_box, paste
+from svgloo.engine.composite import changed_box, composite_without, diff_box
 from svgloo.engine.document import parse_document
 from svgloo.engine.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.layers import LayerTexts
@@ -248,58 +248,69 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     element_of = [u.element for u in us.units]
 
     # Compound paths drawn with no group effect above them: each subpath in its window.
+    # Round 1 runs once the windowed paths are known and before their windows are drawn:
+    # each window is kept only where it differs from its path's own layer, as it arrives
+    # (a window spans the canvas's width; a path of thousands of subpaths held every
+    # window whole: 61 MB of the main process's 127 MB at 4,900 subpaths).
     unit_region: list[Box | None] = [None] * n
     without_layer: dict[int, Layer] = {}
     alone_layer: dict[int, Layer] = {}
+    block_layer: list[Layer] = [NO_LAYER] * len(blocks)
+    solo: dict[int, Layer] = {}
+    round1: list[tuple[str, int]] = [("block", b) for b in range(len(blocks))]
+    round1_keys: list[str] = []
+
+    def round_one(windowed: set[int]) -> dict[int, Layer]:
+        """Round 1: every block as a layer; members of local blocks alone (to find where
+        each acts); members of other multi-unit blocks: the block without each of them.
+        Returns the windowed blocks' layers."""
+        for b, block in enumerate(blocks):
+            if len(block) > 1 and b not in windowed:
+                kind = "solo" if block.local else "without"
+                round1.extend((kind, k) for k in block.units)
+        # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a
+        # path gets the path's box, and neighbourhoods hold whole paths only. One shared
+        # set per path (not one per subpath: a path of n subpaths would hold n^2).
+        whole = whole_paths(us)
+        items = []
+        solo_texts: dict = {}
+        for kind, i in round1:
+            text = _layer_text(texts, blocks, (kind, i), whole, solo_texts)
+            if kind == "block" and len(blocks[i]) == 1 and blocks[i].lo in unaffected:
+                items.append(RenderItem(text, {blocks[i].lo}, element_of[blocks[i].lo]))
+            elif kind == "solo":
+                items.append(RenderItem(text, whole.get(i, {i}), element_of[i],
+                                        box_only=True))
+            else:
+                items.append(RenderItem(text))
+        layers1 = renderer.render(items, stages["round1"])
+        stages["round1"].finish()
+        round1_keys.extend(renderer.last_keys)
+        for (kind, i), layer in zip(round1, layers1):
+            if kind == "block":
+                block_layer[i] = layer
+            elif kind == "solo":
+                solo[i] = layer
+            else:
+                without_layer[i] = layer
+        return {b: block_layer[b] for b in windowed}
+
     windowed, windows = subpath_windows(us, blocks, paths, renderer, size, stages["boxes"],
-                                        stages["windows"], alone)
+                                        stages["windows"], alone, drawn=round_one)
     for k, win in windows.items():
         unit_region[k], without_layer[k] = win.region, win.without
         if alone:
             alone_layer[k] = win.alone
-
-    # Round 1: every block as a layer; members of local blocks alone (to find where each
-    # acts); members of other multi-unit blocks: the block without each of them.
     local_multi = [b for b, blk in enumerate(blocks)
                    if len(blk) > 1 and blk.local and b not in windowed]
-    round1: list[tuple[str, int]] = [("block", b) for b in range(len(blocks))]
-    for b, block in enumerate(blocks):
-        if len(block) > 1 and b not in windowed:
-            kind = "solo" if block.local else "without"
-            round1.extend((kind, k) for k in block.units)
-    # "Alone" for a subpath means its whole path (see blocks.py): every subpath of a path
-    # gets the path's box, and neighbourhoods hold whole paths only.
-    # One shared set per path (not one per subpath: a path of n subpaths would hold n^2).
-    whole = whole_paths(us)
-    items = []
-    solo_texts: dict = {}
-    for kind, i in round1:
-        text = _layer_text(texts, blocks, (kind, i), whole, solo_texts)
-        if kind == "block" and len(blocks[i]) == 1 and blocks[i].lo in unaffected:
-            items.append(RenderItem(text, {blocks[i].lo}, element_of[blocks[i].lo]))
-        elif kind == "solo":
-            items.append(RenderItem(text, whole.get(i, {i}), element_of[i], box_only=True))
-        else:
-            items.append(RenderItem(text))
-    layers1 = renderer.render(items, stages["round1"])
-    stages["round1"].finish()
     # Each block's layers by key: a block whose keys are all as before drew the same.
     block_of = {k: b for b, block in enumerate(blocks) for k in block.units}
     layer_keys: list[list[str]] = [[] for _ in blocks]
     for b, e in paths.items():
         if b in windowed:
             layer_keys[b].extend(renderer.element_keys.get(e, ()))
-    for (kind, i), key in zip(round1, renderer.last_keys):
+    for (kind, i), key in zip(round1, round1_keys):
         layer_keys[i if kind == "block" else block_of[i]].append(key)
-    block_layer: list[Layer] = [NO_LAYER] * len(blocks)
-    solo: dict[int, Layer] = {}
-    for (kind, i), layer in zip(round1, layers1):
-        if kind == "block":
-            block_layer[i] = layer
-        elif kind == "solo":
-            solo[i] = layer
-        else:
-            without_layer[i] = layer
 
     # Round 2, local blocks: each member's neighbourhood (members overlapping it), without
     # it. Inside the member's own box that equals the whole block without it.
@@ -340,7 +351,7 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
         for k in block.units:
             if not block.local and b not in windowed:
                 unit_region[k] = union_box(block_layer[b].box, without_layer[k].box)
-            unit_region[k] = _changed_box(unit_region[k], without_layer[k], block_layer[b])
+            unit_region[k] = changed_box(unit_region[k], without_layer[k], block_layer[b])
 
     full, _ = full_job.result()
     stack = LayerStack(block_layer, [tuple(keys) for keys in layer_keys], unit_region,
@@ -443,16 +454,6 @@ def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]
         return memo[id(keep)][1]
     block = next(b for b in blocks if b.lo <= i <= b.hi)
     return texts.keeping(set(block.units) - {i})
-
-
-def _changed_box(region: Box | None, without: Layer, layer: Layer) -> Box | None:
-    """The part of ``region`` where two layers differ (None: nowhere)."""
-    if region is None:
-        return None
-    box = diff_box(paste(region, without), paste(region, layer))
-    if box is None:
-        return None
-    return region[0] + box[0], region[0] + box[1], region[2] + box[2], region[2] + box[3]
 
 
 def _composite(size: int, blocks: list[Block], stack: LayerStack,

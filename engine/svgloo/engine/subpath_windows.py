@@ -14,11 +14,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from svgloo.engine.blocks import Block
+from svgloo.engine.composite import cut_to_change
 from svgloo.engine.layer_render import Captures, LayerRenderer
 from svgloo.engine.progress import Stage
 from svgloo.engine.raster import NO_LAYER, Box, Layer
@@ -26,6 +29,9 @@ from svgloo.engine.render_jobs import job_subpath_work
 from svgloo.engine.units import UnitSet
 
 SUBPATH_MARGIN = 2  # device pixels around a subpath's extents: anti-aliasing reaches 1
+# Windows per job when they are cut as they arrive: a window spans the canvas width (6 KB
+# a row at 384 px), and a batch of jobs is held whole until cut.
+PER_JOB_KEPT = 200
 
 
 @dataclass(frozen=True)
@@ -76,12 +82,19 @@ def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[in
 
 def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, kind: str,
                      work: list[tuple[int, list]], stage: Stage,
-                     pieces: dict[int, list[str]] | None = None) -> dict[int, list | str]:
+                     pieces: dict[int, list[str]] | None = None,
+                     keep: Callable[[int, int, Any], Any] | None = None
+                     ) -> dict[int, list | str]:
     """Run ``kind`` work per element in shared passes; element -> results in order (or
     the reason it is not local). Each element's results are kept in the renderer's
     layer cache under a key of what decides them (the text keeping that path alone, its
     pieces and the work asked), and its keys in ``renderer.element_keys``: after an edit
-    elsewhere, a path's windows are not drawn again."""
+    elsewhere, a path's windows are not drawn again.
+
+    ``keep(element, i, result)``: what to keep of each fresh result (its i-th in order),
+    applied as results arrive; with it, the jobs are run ``pool.workers`` at a time, so
+    that at most that many jobs' whole results are held at once. It must be a function
+    of what the cache key covers (it is cached as the result)."""
     members: dict[int, set[int]] = {e: set() for e, _ in work}
     for u in us.units:  # one pass over the units, not one per path
         if u.element in members:
@@ -90,7 +103,9 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
     # A path's results do not depend on the other paths drawn in the same pass (the
     # passes are packed however the workers are counted), so they are cached per path,
     # under the text without capture marks (the same up to the marks; no parse needed).
-    keys = {e: f"{kind}:" + _work_key(captures.texts.keeping(members[e]), renderer.size,
+    # Results cut by ``keep`` are cached apart from whole ones.
+    tag = kind if keep is None else kind + "/kept"
+    keys = {e: f"{tag}:" + _work_key(captures.texts.keeping(members[e]), renderer.size,
                                       spec[e]) for e, _ in work}
     out: dict[int, list | str] = {}
     for e, items in work:
@@ -102,7 +117,8 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
             pass
     work = [(e, items) for e, items in work if e not in out]
     total = sum(len(items) for _, items in work)
-    per_job = max(16, min(400, -(-total // max(1, renderer.pool.workers * 2))))
+    per_job = max(16, min(400 if keep is None else PER_JOB_KEPT,
+                          -(-total // max(1, renderer.pool.workers * 2))))
     jobs = _pack(work, per_job)
     args = [(captures.keeping(set().union(*(members[e] for e in job))), renderer.size,
              {str(e): spec[e][:1] + ((chunk if pieces is None else (pieces[e], chunk)),)
@@ -113,15 +129,22 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
     def tick(j: int) -> None:
         stage.advance(sum(len(chunk) for _, chunk in jobs[j].values()))
 
-    for job, found in zip(jobs, renderer.pool.map(job_subpath_work, args, renderer.name,
-                                                  on_done=tick)):
-        for e, (lo, chunk) in job.items():
-            result = found.get(str(e))
-            if isinstance(result, str) or isinstance(fresh[e], str):
-                fresh[e] = fresh[e] if isinstance(fresh[e], str) else result
-                continue
-            fresh[e][lo:lo + len(chunk)] = \
-                result if result is not None else [None] * len(chunk)
+    batch = max(1, len(jobs) if keep is None else renderer.pool.workers)
+    for first in range(0, len(jobs), batch):
+        found_all = renderer.pool.map(job_subpath_work, args[first:first + batch],
+                                      renderer.name, on_done=lambda j, first=first: tick(first + j))
+        for job, found in zip(jobs[first:first + batch], found_all):
+            for e, (lo, chunk) in job.items():
+                result = found.pop(str(e), None)
+                if isinstance(result, str) or isinstance(fresh[e], str):
+                    fresh[e] = fresh[e] if isinstance(fresh[e], str) else result
+                    continue
+                if result is None:
+                    result = [None] * len(chunk)
+                elif keep is not None:
+                    result = [keep(e, lo + i, r) for i, r in enumerate(result)]
+                fresh[e][lo:lo + len(chunk)] = result
+        del found_all
     renderer.renders += len(jobs)
     for e, result in fresh.items():
         out[e] = renderer.cache[keys[e]] = result
@@ -130,7 +153,8 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
 
 def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
                     renderer: LayerRenderer, size: int, boxes_stage: Stage,
-                    windows_stage: Stage, alone: bool = False
+                    windows_stage: Stage, alone: bool = False,
+                    drawn: Callable[[set[int]], dict[int, Layer]] | None = None
                     ) -> tuple[set[int], dict[int, SubpathWindow]]:
     """Leave-one-out layers of compound paths, one window per subpath.
 
@@ -146,10 +170,18 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
     its ``SubpathWindow``.
 
     With ``alone``, each subpath is also drawn alone in its window: the path made of it
-    only, with its own arc, and bent or not as it is alone."""
+    only, with its own arc, and bent or not as it is alone.
+
+    ``drawn(handled)``: called once the blocks handled here are known, before any window
+    is drawn; returns each handled block's own layer (its whole path). Each unit's layer
+    without it is then kept only where it differs from that layer, as the windows
+    arrive, and that part is its region (what compositing reads, and all it needs: a
+    window spans the canvas's width, a subpath's effect is its own few pixels)."""
     if not paths or renderer.capture is None:
         boxes_stage.finish()
         windows_stage.finish()
+        if drawn is not None:
+            drawn(set())
         return set(), {}
     captures = renderer.capture
     pieces: dict[int, list[str]] = {}
@@ -160,6 +192,7 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
     boxes = run_subpath_jobs(renderer, captures, us, "boxes", list(pieces.items()), boxes_stage)
     boxes_stage.finish()
     handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
+    whole = drawn(handled) if drawn is not None else {}
     work = []
     windows_of: dict[int, list] = {}
     own_windows: dict[int, list] = {}
@@ -206,7 +239,20 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
-    layers = run_subpath_jobs(renderer, captures, us, "windows", todo, windows_stage, pieces)
+    keep = None
+    if whole:
+        block_of = {e: b for b, e in paths.items()}
+        withouts = {e: sum(win is not None for win in windows_of[e]) for e in windows_of}
+        # The windows asked for, in order: every unit's "without" (cut to where it differs
+        # from its whole path), then (if asked) every "alone" (kept as drawn).
+        asked = {e: [v[0] for v in variants] for e, variants in todo}
+
+        def keep(e: int, i: int, layer):
+            if i >= withouts[e] or not isinstance(layer, Layer):
+                return layer
+            return cut_to_change(asked[e][i], layer, whole[block_of[e]])
+    layers = run_subpath_jobs(renderer, captures, us, "windows", todo, windows_stage, pieces,
+                              keep)
     windows_stage.finish()
     units: dict[int, SubpathWindow] = {}
     for b in handled:
@@ -216,7 +262,9 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
         drawn_alone = [NO_LAYER if win is None else next(found) for win in own_windows[e]] \
             if alone else [None] * len(without)
         for k, win, layer, own in zip(blocks[b].units, windows_of[e], without, drawn_alone):
-            units[k] = SubpathWindow(win, layer, own)
+            # Cut to where it differs from the whole path: that part is its region.
+            units[k] = SubpathWindow(layer.box if whole and win is not None else win,
+                                     layer, own)
     return handled, units
 
 

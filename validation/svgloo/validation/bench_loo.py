@@ -2,6 +2,7 @@
 
     python -m svgloo.validation.bench_loo [DIR] [--limit N] [--json FILE]
     python -m svgloo.validation.bench_loo --scaling [--naive-max N]
+    python -m svgloo.validation.bench_loo --fixed-cost
     python -m svgloo.validation.bench_loo [DIR] --cli [--limit N]
 
 For every file both methods run back to back in the same process (so machine noise hits
@@ -26,6 +27,10 @@ whole JSON but timings: must be all), and per size band and edit kind the median
 re-score/cold time ratio, plus the median cost of each stage (renders, composites,
 similarities, findings) cold and after a colour edit. ``--size`` (default 384) and
 ``--rounds`` (edits of each kind, default 1).
+
+``--fixed-cost``: issue 25's fixed cost of the pixel backbone in self mode: ``score_s`` on a
+file whose one unit is a tiny dot (nothing there grows with the units), and on a one-unit
+icon for scale; medians, with the machine's load.
 
 ``--startup``: issue 25's start-up figure: ``svgloo score`` on a one-unit file (the README's
 first command, a table) against a bare ``python -c "import numpy, lxml.etree, cairosvg"``,
@@ -126,11 +131,8 @@ def synthetic_path(n: int) -> str:
             f'<path fill-rule="evenodd" d="M-5 -5H1005V1005H-5Z {squares}"/></svg>')
 
 
-def tree_peak_kb(root: int | None = None) -> int | None:
-    """Sum of the peak RSS (VmHWM) of a process and all its descendants (the fork server
-    and every render worker), in kB: an upper bound of the whole tree's peak, since the
-    peaks need not coincide. None where /proc cannot tell (not Linux)."""
-    root = os.getpid() if root is None else root
+def _tree(root: int) -> set[int] | None:
+    """A process and all its descendants (None where /proc cannot tell)."""
     parent: dict[int, int] = {}
     try:
         for entry in os.listdir("/proc"):
@@ -147,14 +149,37 @@ def tree_peak_kb(root: int | None = None) -> int | None:
         pid = todo.pop()
         tree.add(pid)
         todo.extend(child for child, p in parent.items() if p == pid and child not in tree)
+    return tree
+
+
+def _tree_sum_kb(root: int | None, path: str, field: str) -> int | None:
+    tree = _tree(os.getpid() if root is None else root)
+    if tree is None:
+        return None
     total = 0
     for pid in tree:
         try:
-            with open(f"/proc/{pid}/status") as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+            with open(f"/proc/{pid}/{path}") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith(field))
         except (OSError, StopIteration):
             pass
     return total
+
+
+def tree_peak_kb(root: int | None = None) -> int | None:
+    """Sum of the peak RSS (VmHWM) of a process and all its descendants (the fork server
+    and every render worker), in kB: an upper bound of the whole tree's peak, since the
+    peaks need not coincide, and pages the fork server shares with its workers count once
+    per process. None where /proc cannot tell (not Linux)."""
+    return _tree_sum_kb(root, "status", "VmHWM:")
+
+
+def tree_pss_kb(root: int | None = None) -> int | None:
+    """Sum of the proportional set size (Pss) of a process and its descendants now, in
+    kB: pages the fork server shares with its workers are counted once (split between
+    them), not once per process as in ``tree_peak_kb``; a current figure, not a peak
+    (Linux keeps no peak of it). None where /proc cannot tell."""
+    return _tree_sum_kb(root, "smaps_rollup", "Pss:")
 
 
 _SCALING_PROBE = """
@@ -164,7 +189,7 @@ from svgloo.engine.limits import Limits
 from svgloo.engine.units import extract_units
 from svgloo.engine.loo import leave_one_out
 from svgloo.engine.workers import RenderPool
-from svgloo.validation.bench_loo import synthetic_path, tree_peak_kb, worker_peak_kb
+from svgloo.validation.bench_loo import synthetic_path, tree_peak_kb, tree_pss_kb, worker_peak_kb
 if __name__ == "__main__":
     n = int(sys.argv[1])
     limits = Limits(max_units=max(n, Limits().max_units))  # the unit limit allows it
@@ -175,17 +200,22 @@ if __name__ == "__main__":
     leave_one_out(us, sys.argv[2], limits=limits, pool=pool)
     seconds = time.perf_counter() - t
     workers = max(pool.map(worker_peak_kb, [(0.2,)] * (2 * pool.workers), "probe"))
-    tree = tree_peak_kb()
+    tree, pss = tree_peak_kb(), tree_pss_kb()
     pool.close()
     main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(seconds, main, workers, tree if tree is not None else main + workers)
+    print(seconds, main, workers, tree if tree is not None else main + workers, pss or 0)
 """
 
 
 def scaling(naive_max: int, sizes=(250, 500, 1000, 2000, 4900, 10000)) -> list[dict]:
     """Per size and method: seconds, and peak memory of the whole process tree (main
-    process, fork server and every render worker, each at its own peak: an upper bound)."""
+    process, fork server and every render worker, each at its own peak, summed: an upper
+    bound, issue 25's figure), with the main process's own peak and the largest render
+    worker's; for fast also the tree's Pss once scored (shared pages counted once)."""
     rows = []
+    print(f"scaling, {machine_load()}: MB = peak RSS of the process tree (sum of each "
+          "process's own peak); main / worker: their own peaks; Pss: the tree once "
+          "scored, shared pages once", flush=True)
     for n in sizes:
         row = {"subpaths": n}
         for method in ("fast", "naive"):
@@ -195,8 +225,13 @@ def scaling(naive_max: int, sizes=(250, 500, 1000, 2000, 4900, 10000)) -> list[d
                                  check=True, capture_output=True, text=True).stdout.split()
             row[f"{method}_s"] = float(out[0])
             row[f"{method}_mb"] = int(out[3]) / 1024
+            row[f"{method}_main_mb"] = int(out[1]) / 1024
+            row[f"{method}_worker_mb"] = int(out[2]) / 1024
+            row[f"{method}_pss_mb"] = int(out[4]) / 1024
         rows.append(row)
-        print(f"{n:>6} subpaths: fast {row['fast_s']:7.2f} s {row['fast_mb']:6.0f} MB"
+        print(f"{n:>6} subpaths: fast {row['fast_s']:7.2f} s {row['fast_mb']:6.0f} MB "
+              f"(main {row['fast_main_mb']:.0f}, worker {row['fast_worker_mb']:.0f}, "
+              f"Pss {row['fast_pss_mb']:.0f})"
               + (f" | naive {row['naive_s']:7.2f} s {row['naive_mb']:6.0f} MB"
                  f" | naive/fast {row['naive_s'] / row['fast_s']:5.1f}x"
                  if "naive_s" in row else ""), flush=True)
@@ -248,6 +283,52 @@ def process_floor(runs: int = 5) -> float:
 
 
 BARE_IMPORT = "import numpy, lxml.etree, cairosvg"
+
+# One unit that draws almost nothing: what scoring a file costs whatever its units.
+TINY_DOT = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
+            '<circle cx="50" cy="50" r="0.5"/></svg>')
+
+
+def fixed_cost(runs: int = 15, files: tuple[Path, ...] = ()) -> list[dict]:
+    """Issue 25's fixed cost of the pixel backbone in self mode (no reference: the
+    reference is the full render): ``score_s`` of ``result["timings"]`` (preparing the
+    reference, the full render's similarity, every unit's patch scored) on a file whose
+    one unit is a tiny dot, where nothing grows with the units; then the same on
+    ``files``, for scale. In-process, default size, the median of ``runs`` after two
+    not counted."""
+    import tempfile
+
+    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.workers import RenderPool
+
+    pool = RenderPool()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            dot = Path(tmp) / "tiny-dot.svg"
+            dot.write_text(TINY_DOT)
+            for path in (dot, *files):
+                times = []
+                for i in range(runs + 2):
+                    run = score_file(str(path), ScoreSettings(backbone="pixel"), pool=pool)
+                    if i >= 2:
+                        times.append(run.result["timings"]["score_s"])
+                rows.append({"file": path.name if path == dot else str(path),
+                             "units": len(run.units.units),
+                             "score_ms": 1000 * statistics.median(times),
+                             "min_ms": 1000 * min(times)})
+    finally:
+        pool.close()
+    return rows
+
+
+def print_fixed_cost(rows: list[dict], load_before: str) -> None:
+    print(f"pixel backbone, self mode, {DEFAULT_RENDER_SIZE} px: score_s per file (median; "
+          f"issue 25's bar: <= 10 ms on the tiny dot); {load_before} before, "
+          f"{machine_load()} after")
+    for r in rows:
+        print(f"  {r['file']} ({r['units']} unit{'s' * (r['units'] != 1)}): "
+              f"{r['score_ms']:.1f} ms (min {r['min_ms']:.1f})")
 
 
 # ``svgloo score FILE`` as a program, with perf_counter stamps around its steps, written at
@@ -555,6 +636,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="`svgloo score` on a one-unit file vs a bare import of numpy, lxml "
                         "and CairoSVG, in turn: the ratio (issue 25's start-up bar)")
     p.add_argument("--runs", type=int, default=10, help="pairs for --startup (default 10)")
+    p.add_argument("--fixed-cost", action="store_true",
+                   help="the pixel backbone's scoring time in self mode on a one-unit tiny "
+                        "dot (what every file pays), and on feather/message-square.svg")
     p.add_argument("--incremental", action="store_true",
                    help="re-scoring after random edits vs cold scoring (equal? how fast?)")
     p.add_argument("--size", type=int, default=DEFAULT_RENDER_SIZE,
@@ -562,6 +646,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=1,
                    help="edits of each kind per file for --incremental")
     args = p.parse_args(argv)
+    if args.fixed_cost:
+        load_before = machine_load()
+        icon = Path(args.dir) / "feather" / "message-square.svg"
+        rows = fixed_cost(files=(icon,) if icon.exists() else ())
+        print_fixed_cost(rows, load_before)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
     if args.startup:
         r = startup(args.runs)
         print_startup(r)
