@@ -194,7 +194,8 @@ class Prover:
         self.rendered = self.renders
         # every check: (kind, frozenset of units removed, sizes) -> (outcome, renders)
         self.checks: dict = {}
-        self.boxes: dict | None = None  # candidate -> {size: box}, for split_units
+        self.boxes = None  # candidate -> {size: Mask} (or a callable giving it): prove_set
+        self.kept = 0      # checks kept from the previous proof
 
     def unit_boxes(self) -> dict | None:
         """candidate -> {size: box}: where removing it can change a picture (None: not
@@ -206,6 +207,7 @@ class Prover:
     def _kept(self, key) -> tuple | None:
         """A check's previous outcome where the edit cannot change it (CheckReuse)."""
         if self.reuse is not None and self.reuse.keeps(key, key[1]):
+            self.kept += 1
             return self.reuse.checks[key]
         return None
 
@@ -633,7 +635,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             bulk = _prove_candidates(prover, candidates, sizes, checked, size, status,
                                      over_white is not None)
             renders += prover.rendered
-            state.checks = prover.checks
+            state.checks, state.kept_checks = prover.checks, prover.kept
         state.candidates, state.sizes, state.note = tuple(candidates), sizes, note
         state.outcome = ({i: status[i] for i in candidates}, bulk)
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []

@@ -62,6 +62,7 @@ class ProofState:
     # The candidates' statuses and the bulk removal the proof gave them (None: no proof)
     outcome: tuple[dict, dict | None] | None = None
     reused: bool = False                 # this proof's verdict came from the previous one
+    kept_checks: int = 0                 # checks whose outcome came from the previous proof
     # hash of a marked text keeping one element -> {size: device box or None}
     extents: dict = field(default_factory=dict, repr=False)
     # hash of a text keeping one candidate -> Mask in resvg at the analysis size
