@@ -216,6 +216,8 @@ class Prover:
         first size where any changes)."""
         remove = frozenset(remove)
         key = ("set", remove, self.sizes)
+        if key in self.checks:  # asked again in this proof (a group's last check, the union)
+            return self.checks[key][0]
         kept = self._kept(key)
         if kept is None:
             text = text_without(self.us, set(remove))
@@ -339,7 +341,8 @@ def prove_set(prover: Prover, units: Iterable[int],
     if len(requested) == 1:
         return _removal(prover, requested, set(), {requested[0]: first[0]}, [])
     boxes = prover.unit_boxes()
-    groups = [] if boxes is None else components(requested, boxes)
+    groups = [] if boxes is None else components(
+        requested, boxes, lambda i: prover.us.units[i].element)
     if len(groups) > 1:
         accepted: set[int] = set()
         dropped: dict[int, Change] = {}

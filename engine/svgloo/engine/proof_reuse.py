@@ -1,29 +1,31 @@
-"""When a removal proof of an earlier text still holds for an edited one (incremental re-scoring).
+"""When checks of a removal proof of an earlier text still hold for an edited one
+(incremental re-scoring).
 
 The proof (proof.py) compares, per renderer and size, the picture of the document T with
-the picture of T without the candidate units S (and, bisecting, without subsets of S).
-After an edit inside one start tag - of a unit element E that is not a candidate - the
-new comparisons give exactly the old numbers when E cannot meet S in any of the proof's
-pictures:
+the picture of T without a set S of candidate units (the whole candidate set, and,
+bisecting, other sets). After an edit inside one start tag - of a unit element E - a check
+of S gives exactly the old numbers when E is not in S and S cannot meet E in any of the
+proof's pictures:
 
-- removing S (or any part of it) changes pixels only where S inks: S drawn alone (the
-  text keeping only S; exact renders in both renderers at every proof size, kept while
-  that text is unchanged), grown by a pixel. Nothing else may depend on S: no element
-  of S is referenced by id, and no stylesheet selects by siblings.
-- the edit changes pixels only where E inks before or after it, in T and in T without
-  S alike: E is a leaf shape with no group effect above it (its pixels are composited
-  onto the canvas, one pixel at a time), with no filter or marker and no feature svgloo
-  cannot vouch for (features.py), not referenced by id, and no stylesheet that could make
-  its attributes select other elements. Where it inks is bounded by cairo's fill and stroke
-  extents of E alone (CairoSVG's geometry, which resvg shares for such shapes), grown by
-  ``EXTENTS_MARGIN`` px for antialiasing.
+- removing S changes pixels only where S inks. Per candidate, a bound of that: where its
+  element inks in CairoSVG, captured among the candidates' elements in one pass per size
+  and grown by ``EXTENTS_MARGIN`` px (``candidate_boxes``), for plain shapes
+  (``_local_elements``); the whole canvas for anything else. Nothing else may depend on S:
+  no candidate is referenced by id, and no stylesheet selects by siblings.
+- the edit changes pixels only where E inks before or after it, in T and in T without S
+  alike: E is a leaf shape with no group effect above it that moves pixels (opacity, a
+  mask, a nested viewport composite pixel by pixel), with no filter or marker and no
+  feature svgloo cannot vouch for (features.py), not referenced by id, and no stylesheet
+  that could make its attributes select other elements. Where it inks is bounded by
+  cairo's fill and stroke extents of E alone (CairoSVG's geometry, which resvg shares for
+  such shapes), grown by ``EXTENTS_MARGIN`` px.
 
-Outside E's region both new pictures equal the old ones; inside it S draws nothing, so
-the pictures with and without S agree there, before and after. Every check of the
-bisection (and of the entangled units' removals alone) therefore finds the same pixels
-moved by the same amounts: the old verdict (the candidates' statuses and the bulk removal)
-is the cold one. Anything else - edits of defs, styles, the
-structure, several elements, a candidate, or E meeting S - proves from scratch.
+Outside E's region both new pictures equal the old ones; inside it S draws nothing, so the
+pictures with and without S agree there, before and after. Such a check finds the same
+pixels moved by the same amounts (``CheckReuse.keeps``); the others are rendered again, and
+a proof whose checks all hold keeps the old verdict (the candidates' statuses and the bulk
+removal) whole. Anything else - edits of defs, styles, the structure, several elements -
+proves from scratch.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ SHAPES = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline", "po
 _RISKY_TAG = re.compile(r"filter|marker|mask", re.IGNORECASE)
 _RISKY_SHEET = re.compile(r"filter|marker|mask|:has|[+~]|:nth-|:first-|:last-|:only-|:not\(|"
                           r":empty", re.IGNORECASE)
+MASK_PIXELS = 8_000_000  # candidates' ink kept per size as masks up to this; else boxes
 _KEPT_EXTENTS = 32       # extents of E alone kept across edits (keyed by text)
 
 Mask = tuple  # (box (y0, y1, x0, x1), bool crop) or (None, None): pixels a text inks
@@ -206,8 +209,8 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
             return None
         if _RISKY_SHEET.search(_sheets(us)):
             return None
-        if _referenced(us.doc.text, node.get("id")):
-            return None
+        if any(_referenced(us.doc.text, n.get("id")) for n in _self_and_ancestors(node)):
+            return None  # a <use> draws E (or a group holding it) elsewhere too
         if set(mine) & set(unit_reasons(us)):
             return None
         if not set(mine) <= unaffected_units(us) and _global_effect_above(us, e):
@@ -219,6 +222,12 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
             if _referenced(us.doc.text, us.doc.nodes[c].get("id")):
                 return None
     return verdict
+
+
+def _self_and_ancestors(node):
+    while node is not None:
+        yield node
+        node = node.getparent()
 
 
 def _global_effect_above(us: UnitSet, e: int) -> bool:
@@ -324,7 +333,18 @@ def job_candidate_masks(text: str, sizes: tuple[int, ...], limits: Limits, name:
         for mark, layer in layers.items():
             out[size][mark] = (None, None) if layer.box is None else \
                 _grown(layer.box, layer.pixels[..., 3] > 0, size)
+        if sum(crop.size for _, crop in out[size].values() if crop is not None) > MASK_PIXELS:
+            # many large candidates: their boxes only (a crop of None: the whole box)
+            out[size] = {mark: (box, None if box is None else False)
+                         for mark, (box, _) in out[size].items()}
     return out
+
+
+def _unpacked(mask: Mask) -> Mask:
+    box, crop = mask
+    if box is not None and crop is False:
+        crop = np.broadcast_to(np.True_, (box[1] - box[0], box[3] - box[2]))
+    return box, crop
 
 
 def _grown(box: tuple, crop: np.ndarray, size: int) -> Mask:
@@ -373,7 +393,8 @@ def candidate_boxes(us: UnitSet, candidates, sizes: tuple[int, ...], limits: Lim
     for i in candidates:
         e = us.units[i].element
         if e in local:
-            out[i] = {size: found[size].get(str(e), (None, None)) for size in sizes}
+            out[i] = {size: _unpacked(found[size].get(str(e), (None, None)))
+                      for size in sizes}
     return out, renders
 
 
@@ -390,7 +411,7 @@ def masks_meet(a: Mask, b: Mask) -> bool:
                  & bc[y0 - bb[0]:y1 - bb[0], x0 - bb[2]:x1 - bb[2]]).any())
 
 
-def components(units, boxes: dict) -> list[list[int]]:
+def components(units, boxes: dict, element_of=None) -> list[list[int]]:
     """``units`` in groups that cannot ink on the same pixel at any size (connected
     components of their boxes; units of one element together), each in document order,
     the groups ordered by their first unit. Removing units of several groups changes each
@@ -406,8 +427,10 @@ def components(units, boxes: dict) -> list[list[int]]:
 
     for a, i in enumerate(units):
         for j in units[a + 1:]:
-            if root(i) != root(j) and (boxes[i] is boxes[j] or any(
-                    masks_meet(boxes[i][s], boxes[j][s]) for s in boxes[i])):
+            if root(i) != root(j) and (
+                    boxes[i] is boxes[j]
+                    or (element_of is not None and element_of(i) == element_of(j))
+                    or any(masks_meet(boxes[i][s], boxes[j][s]) for s in boxes[i])):
                 parent[root(j)] = root(i)
     groups: dict[int, list[int]] = {}
     for i in units:
