@@ -70,6 +70,8 @@ class ProofState:
     extents: dict = field(default_factory=dict, repr=False)
     # hash of a text keeping one candidate -> Mask in resvg at the analysis size
     alone: dict = field(default_factory=dict, repr=False)
+    # hash of the text keeping only the candidates -> {(renderer, size): Mask}
+    cover: dict = field(default_factory=dict, repr=False)
     # the proof's checks: (kind, frozenset of units removed, sizes) -> (outcome, renders)
     checks: dict = field(default_factory=dict, repr=False)
     # hash of the marked text keeping the candidates' elements -> their extents per size
@@ -364,14 +366,15 @@ def _grown(box: tuple, crop: np.ndarray, size: int) -> Mask:
 
 
 def candidate_boxes(us: UnitSet, candidates, sizes: tuple[int, ...], limits: Limits,
-                    pool: RenderPool, known: dict, name: str) -> tuple[dict, int]:
+                    pool: RenderPool, known: dict, name: str, render: bool = True
+                    ) -> tuple[dict | None, int]:
     """(candidate -> {size: Mask bounding where removing it can change a picture, in both
     renderers}, renders spent). A candidate of a plain shape (``_local_elements``) gets
     where its whole element inks in CairoSVG (every subpath of it: a subpath's removal can
     move an objectBoundingBox gradient over the whole path), drawn among the candidates'
     elements only, grown by EXTENTS_MARGIN px; any other candidate the whole canvas.
     ``known``: text -> masks, kept across edits (the text keeping the candidates' elements
-    changes only when they do)."""
+    changes only when they do). ``render`` False: None unless ``known`` has them."""
     from svgloo.engine.render import CAPTURE_ATTR
 
     elements = {us.units[i].element for i in candidates}
@@ -386,6 +389,8 @@ def candidate_boxes(us: UnitSet, candidates, sizes: tuple[int, ...], limits: Lim
     text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
     key = text_key(text)
     found, renders = known.get(key), 0
+    if found is None and not render:
+        return None, 0
     if found is None:
         [found] = pool.map(job_candidate_masks, [(text, sizes, limits, name)], name)
         renders = len(sizes)
@@ -478,8 +483,16 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
         return None, None, renders
     if should_stop is not None:
         should_stop()
-    own, spent = candidate_boxes(us, candidates, sizes, limits, pool, state.boxes, name)
+    # The candidates' ink costs a capture pass per size: measured again only for a proof
+    # that took more than one check (a cold proof measured it when its first check failed).
+    bisected = sum(key[0] == "set" for key in previous.checks) > 1
+    own, spent = candidate_boxes(us, candidates, sizes, limits, pool, state.boxes, name,
+                                 render=bisected)
     renders += spent
+    if own is None:  # the whole verdict or nothing, by the candidates' cover
+        held, spent = _cover_holds(us, candidates, sizes, boxes, state, limits, pool,
+                                   should_stop)
+        return (previous.outcome if held else None), None, renders + spent
     edit = {size: [b for b in (_pixel_box(found[size], size) for found in boxes)
                    if b is not None] for size in sizes}
     reuse = CheckReuse(previous.checks, edit, own,
@@ -489,11 +502,40 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     return None, reuse, renders
 
 
+def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limits: Limits,
+                 pool: RenderPool, should_stop) -> tuple[bool, int]:
+    """(whether E's boxes, before and after, meet none of the pixels the candidates ink in
+    either renderer at any size - the text keeping only them, rendered, grown by a pixel,
+    kept while that text is unchanged -, the renders spent)."""
+    from svgloo.engine.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.units import text_keeping
+
+    name, renders = us.doc.name, 0
+    alone = text_keeping(us, set(candidates))
+    key = text_key(alone)
+    cover = state.cover.get(key)
+    if cover is None:
+        if should_stop is not None:
+            should_stop()
+        jobs = [([alone], size, limits, name, r) for r in RENDERERS for size in sizes]
+        pictures = pool.map(job_render_pictures, jobs, name)
+        renders += len(jobs)
+        cover = {(r, size): ink_mask(picture, grow=1)
+                 for (_, size, _, _, r), [picture] in zip(jobs, pictures)}
+    state.cover = {key: cover}
+    for (r, size), mask in cover.items():
+        for found in boxes:
+            if mask_meets(mask, _pixel_box(found[size], size)):
+                return False, renders
+    return True, renders
+
+
 def carry(previous: ProofState | None, state: ProofState) -> None:
     """Start ``state`` with what the previous state measured that a text can still match:
     the candidates' cover and the most recent extents (both keyed by the text drawn)."""
     if previous is None:
         return
+    state.cover = dict(previous.cover)
     state.boxes = dict(list(previous.boxes.items())[-2:])
     for key in list(previous.extents)[-_KEPT_EXTENTS:]:
         state.extents[key] = previous.extents[key]
