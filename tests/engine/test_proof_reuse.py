@@ -113,15 +113,25 @@ def test_colour_edits_of_an_emoji_reuse_the_proof_and_equal_cold(corpus_dir, ren
     assert all(reused)
 
 
+def _alone(us, elements, sizes, pool, name):
+    """((element, renderer, size), the element drawn alone) for each."""
+    from svgloo.engine.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.units import text_keeping
+
+    keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
+    jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
+             pool.limits, name, r) for e, r, size in keys]
+    return [(k, p) for k, [p] in zip(keys, pool.map(job_render_pictures, jobs, name))]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["noto/emoji_u1f4b6.svg", "logos/pypi.svg",
                                   "twemoji/1f46f.svg"])
 def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
     from svgloo.engine.document import parse_document
-    from svgloo.engine.proof import RENDERERS, job_render_pictures
     from svgloo.engine.proof_reuse import (SHAPES, _marked_alone, _pixel_box, job_extents,
                                            ink_mask)
-    from svgloo.engine.units import extract_units, text_keeping
+    from svgloo.engine.units import extract_units
 
     path = CORPUS / name
     if not path.exists():
@@ -134,12 +144,8 @@ def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
     limits = render_pool.limits
     boxes = render_pool.map(job_extents, [(_marked_alone(us, e), sizes, limits, name)
                                           for e in elements], name)
-    keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
-    jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
-             limits, name, r) for e, r, size in keys]
-    pictures = render_pool.map(job_render_pictures, jobs, name)
     checked = 0
-    for (e, r, size), [picture] in zip(keys, pictures):
+    for (e, r, size), picture in _alone(us, elements, sizes, render_pool, name):
         box = _pixel_box(boxes[elements.index(e)][size], size)
         own, crop = ink_mask(picture)
         if own is None:
@@ -175,9 +181,8 @@ def test_candidate_masks_hold_every_pixel_each_shape_inks_in_both_renderers(rend
     the other shapes in one pass (proof_reuse.candidate_boxes) and grown by
     EXTENTS_MARGIN px, holds every pixel CairoSVG and resvg ink for it drawn alone."""
     from svgloo.engine.document import parse_document
-    from svgloo.engine.proof import RENDERERS, job_render_pictures
     from svgloo.engine.proof_reuse import _local_elements, candidate_boxes, ink_mask
-    from svgloo.engine.units import extract_units, text_keeping
+    from svgloo.engine.units import extract_units
 
     path = CORPUS / name
     if not path.exists():
@@ -190,12 +195,8 @@ def test_candidate_masks_hold_every_pixel_each_shape_inks_in_both_renderers(rend
     first = {e: min(u.index for u in us.units if u.element == e) for e in elements}
     masks, _ = candidate_boxes(us, sorted(first.values()), sizes, limits, render_pool, {},
                                name)
-    keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
-    jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
-             limits, name, r) for e, r, size in keys]
-    pictures = render_pool.map(job_render_pictures, jobs, name)
     checked = 0
-    for (e, r, size), [picture] in zip(keys, pictures):
+    for (e, r, size), picture in _alone(us, elements, sizes, render_pool, name):
         own, crop = ink_mask(picture)
         if own is None:
             continue
@@ -296,7 +297,7 @@ def test_colour_edits_next_to_candidates_equal_cold(render_pool, name):
         found = colour.search(text, el.start, el.start_tag_end)
         if el.tag != "path" or found is None:
             continue
-        box = render_extents(text[:el.start] + f'<path data-svgloo-capture="e" '
+        box = render_extents(text[:el.start] + '<path data-svgloo-capture="e" '
                              + text[el.start + 5:], 1024).get("e")
         if box is None:
             continue

@@ -101,14 +101,10 @@ def ink_mask(picture: np.ndarray, grow: int = 0) -> Mask:
 
 def mask_meets(mask: Mask, box: tuple | None) -> bool:
     """Whether a Mask has a pixel inside ``box`` (y0, y1, x0, x1)."""
-    own, crop = mask
-    if own is None or box is None:
+    if box is None or box[1] <= box[0] or box[3] <= box[2]:
         return False
-    y0, y1 = max(own[0], box[0]), min(own[1], box[1])
-    x0, x1 = max(own[2], box[2]), min(own[3], box[3])
-    if y0 >= y1 or x0 >= x1:
-        return False
-    return bool(crop[y0 - own[0]:y1 - own[0], x0 - own[2]:x1 - own[2]].any())
+    return masks_meet(mask, (box, np.broadcast_to(np.True_, (box[1] - box[0],
+                                                             box[3] - box[2]))))
 
 
 def mask_meets_array(mask: Mask, array: np.ndarray) -> bool:
