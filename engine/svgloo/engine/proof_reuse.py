@@ -296,8 +296,9 @@ class CheckReuse:
 def _local_elements(us: UnitSet, elements: set[int]) -> set[int]:
     """The elements of ``elements`` whose removal changes pixels only where they ink, as
     cairo's extents bound it in both renderers (the bound tested for plain shapes): plain
-    shapes with no children, no filter, marker or mask on them or an ancestor, neither
-    they nor an ancestor referenced by id (a ``<use>`` would draw them elsewhere); none
+    shapes with no children, no filter, marker or mask on them or an ancestor, no
+    ``<switch>`` above them (removing a child can make it draw another), neither they nor
+    an ancestor referenced by id (a ``<use>`` would draw them elsewhere); none
     when a stylesheet selects by siblings (a removal restyles others)."""
     if _RISKY_SHEET.search(_sheets(us)):
         return set()
@@ -312,7 +313,7 @@ def _local_elements(us: UnitSet, elements: set[int]) -> set[int]:
             i = doc.index_of(node)
             el = doc.elements[i]
             ok = not (_RISKY_TAG.search(text, el.start, el.start_tag_end)
-                      or _referenced(text, node.get("id")))
+                      or _referenced(text, node.get("id")) or el.tag == "switch")
             node = node.getparent()
         if ok:
             out.add(e)
