@@ -217,7 +217,8 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
     # "entangled" by a reference in one text and not in the other).
     for us in (old, new):
         for c in {us.units[i].element for i in candidates}:
-            if _referenced(us.doc.text, us.doc.nodes[c].get("id")):
+            if any(_referenced(us.doc.text, n.get("id"))
+                   for n in _self_and_ancestors(us.doc.nodes[c])):
                 return None
     return verdict
 
