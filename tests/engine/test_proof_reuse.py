@@ -113,15 +113,25 @@ def test_colour_edits_of_an_emoji_reuse_the_proof_and_equal_cold(corpus_dir, ren
     assert all(reused)
 
 
+def _alone(us, elements, sizes, pool, name):
+    """((element, renderer, size), the element drawn alone) for each."""
+    from svgloo.engine.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.units import text_keeping
+
+    keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
+    jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
+             pool.limits, name, r) for e, r, size in keys]
+    return [(k, p) for k, [p] in zip(keys, pool.map(job_render_pictures, jobs, name))]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["noto/emoji_u1f4b6.svg", "logos/pypi.svg",
                                   "twemoji/1f46f.svg"])
 def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
     from svgloo.engine.document import parse_document
-    from svgloo.engine.proof import RENDERERS, job_render_pictures
     from svgloo.engine.proof_reuse import (SHAPES, _marked_alone, _pixel_box, job_extents,
                                            ink_mask)
-    from svgloo.engine.units import extract_units, text_keeping
+    from svgloo.engine.units import extract_units
 
     path = CORPUS / name
     if not path.exists():
@@ -134,12 +144,8 @@ def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
     limits = render_pool.limits
     boxes = render_pool.map(job_extents, [(_marked_alone(us, e), sizes, limits, name)
                                           for e in elements], name)
-    keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
-    jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
-             limits, name, r) for e, r, size in keys]
-    pictures = render_pool.map(job_render_pictures, jobs, name)
     checked = 0
-    for (e, r, size), [picture] in zip(keys, pictures):
+    for (e, r, size), picture in _alone(us, elements, sizes, render_pool, name):
         box = _pixel_box(boxes[elements.index(e)][size], size)
         own, crop = ink_mask(picture)
         if own is None:
@@ -164,3 +170,145 @@ def test_an_edit_of_a_shape_that_draws_nothing_keeps_the_verdict(render_pool, fi
     again, _ = _again_and_cold(hidden.replace('fill="#123"', 'fill="#321"'), run, settings,
                                render_pool)
     assert again.proof.reused
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["noto/emoji_u1f4b6.svg", "logos/pypi.svg",
+                                  "logos/ember-tomster.svg"])
+def test_candidate_masks_hold_every_pixel_each_shape_inks_in_both_renderers(render_pool,
+                                                                             name):
+    """The bound single checks are kept on: where a shape inks in CairoSVG, captured among
+    the other shapes in one pass (proof_reuse.candidate_boxes) and grown by
+    EXTENTS_MARGIN px, holds every pixel CairoSVG and resvg ink for it drawn alone."""
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.proof_reuse import _local_elements, candidate_boxes, ink_mask
+    from svgloo.engine.units import extract_units
+
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip("the shared corpus is not present")
+    us = extract_units(parse_document(path.read_text(), name))
+    sizes = (SIZE, 1024)
+    limits = render_pool.limits
+    local = sorted(_local_elements(us, {u.element for u in us.units}))
+    elements = local[::max(1, len(local) // 12)]
+    first = {e: min(u.index for u in us.units if u.element == e) for e in elements}
+    masks, _ = candidate_boxes(us, sorted(first.values()), sizes, limits, render_pool, {},
+                               name)
+    checked = 0
+    for (e, r, size), picture in _alone(us, elements, sizes, render_pool, name):
+        own, crop = ink_mask(picture)
+        if own is None:
+            continue
+        (box, allowed) = masks[first[e]][size]
+        assert box is not None, (name, e, r, size)
+        inked = np.zeros(picture.shape[:2], bool)
+        inked[own[0]:own[1], own[2]:own[3]] = crop
+        inked[box[0]:box[1], box[2]:box[3]] &= ~allowed
+        assert not inked.any(), (name, e, r, size, int(inked.sum()))
+        checked += 1
+    assert checked  # (the emoji has a hidden template layer: those ink nothing)
+
+
+# Two hairlines each hidden under an opaque rect, far apart, and a bare thinner hairline
+# (~1/255 at 96 px: a candidate; ~13/255 at 1024 px: it fails the proof). The three cannot
+# ink on the same pixel: the failing set is split, each group proven on its own.
+SPLIT = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">
+<line x1="5" y1="20" x2="25" y2="20" stroke="#000" stroke-width="0.01"/>
+<rect x="2" y="10" width="26" height="20" fill="#0a0"/>
+<line x1="70" y1="80" x2="90" y2="80" stroke="#000" stroke-width="0.01"/>
+<rect id="cover" x="65" y="70" width="30" height="20" fill="#a00"/>
+<line x1="5" y1="60" x2="40" y2="60" stroke="#000" stroke-width="0.005"/>
+</svg>"""
+
+
+@pytest.fixture(scope="module")
+def split(render_pool):
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    run = score_text(SPLIT, "t.svg", settings, pool=render_pool)
+    assert _statuses(run) == ["proven", "visible", "proven", "visible", "visible"]
+    assert "1024 px" in run.result["units"][4]["removal"]["reason"]
+    assert run.result["bulk_removal"]["units"] == [0, 2]
+    return settings, run
+
+
+def test_an_edit_over_one_candidate_keeps_the_other_groups_checks(render_pool, split):
+    """The cover of the right hairline recoloured: the checks removing that hairline are
+    made again, the others (the left hairline's, the bare one's) keep their numbers."""
+    settings, run = split
+    again, cold = _again_and_cold(SPLIT.replace('fill="#a00"', 'fill="#00a"'), run,
+                                  settings, render_pool)
+    assert not again.proof.reused
+    assert 0 < again.proof.kept_checks < len(again.proof.checks)
+    assert again.result["timings"]["proof_renders"] < cold.result["timings"]["proof_renders"]
+    assert _statuses(again) == _statuses(run)
+
+
+def test_a_kept_check_never_hides_what_the_edit_uncovers(render_pool, split):
+    """The right cover turns translucent: its hairline now shows at 1024 px. Its checks are
+    made again (a kept one would still say "proven"); the far groups' are kept."""
+    settings, run = split
+    text = SPLIT.replace('fill="#a00"', 'fill="#a00" fill-opacity="0.2"')
+    again, cold = _again_and_cold(text, run, settings, render_pool)
+    assert again.proof.kept_checks > 0
+    assert _statuses(again) == ["proven", "visible", "visible", "visible", "visible"]
+    assert "1024 px" in again.result["units"][2]["removal"]["reason"]
+    # and back: the next edit starts from a proof that was itself partly kept
+    back, _ = _again_and_cold(SPLIT, again, settings, render_pool)
+    assert _statuses(back) == _statuses(run) and back.proof.kept_checks > 0
+
+
+def test_an_edit_of_a_candidate_remakes_the_checks_that_remove_it(render_pool, split):
+    """The bare hairline (a candidate) recoloured white: removing it changes nothing at
+    1024 px any more but on a dark page; its checks are made again, with the new numbers."""
+    settings, run = split
+    text = SPLIT.replace('stroke="#000" stroke-width="0.005"',
+                         'stroke="#fff" stroke-width="0.005"')
+    again, cold = _again_and_cold(text, run, settings, render_pool)
+    assert again.proof.kept_checks > 0
+    assert again.result["units"][4]["removal"] == cold.result["units"][4]["removal"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", ["logos/ember-tomster.svg", "logos/pypi.svg"])
+def test_colour_edits_next_to_candidates_equal_cold(render_pool, name):
+    """Corpus files whose proof bisects: shapes whose ink meets a candidate's recoloured
+    one after another (the proof partly kept, partly made again), each re-scoring equal to
+    a cold one."""
+    from svgloo.engine.proof import proof_sizes
+    from svgloo.engine.proof_reuse import candidate_boxes, mask_meets
+    from svgloo.engine.render import render_extents
+
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip("the shared corpus is not present")
+    text = path.read_text()
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    run = score_text(text, name, settings, pool=render_pool)
+    us = run.units
+    candidates = list(run.proof.candidates)
+    sizes, _ = proof_sizes(us, SIZE, render_pool.limits)
+    masks, _ = candidate_boxes(us, candidates, sizes, render_pool.limits, render_pool, {},
+                               name)
+    colour = re.compile(r'(fill|stroke)(?:="|:\s*)#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{3})\b')
+    near = []
+    for el in us.doc.elements:
+        found = colour.search(text, el.start, el.start_tag_end)
+        if el.tag != "path" or found is None:
+            continue
+        box = render_extents(text[:el.start] + '<path data-svgloo-capture="e" '
+                             + text[el.start + 5:], 1024).get("e")
+        if box is None:
+            continue
+        b = (int(box[0]), int(box[1]) + 1, int(box[2]), int(box[3]) + 1)
+        if any(mask_meets(masks[i][1024], b) for i in candidates):
+            near.append(found.start(2))
+    assert near, name
+    kept = 0
+    for at in near[:: max(1, len(near) // 3)][:3]:
+        edited = text[:at] + ("123" if text[at:at + 3] != "123" else "321") + text[at + 3:]
+        again, _ = _again_and_cold(edited, run, settings, render_pool)
+        kept += again.proof.kept_checks
+        run, text = again, edited
+    assert kept  # the edits did not all prove from scratch

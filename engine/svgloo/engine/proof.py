@@ -49,8 +49,9 @@ import numpy as np
 from svgloo.engine.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.masks import dilate_cross, open_square3
-from svgloo.engine.proof_reuse import (ProofState, carry, ink_mask, mask_meets_array,
-                                        reuse_check, text_key)
+from svgloo.engine.proof_reuse import (CheckReuse, ProofState, candidate_boxes, carry,
+                                        components, ink_mask, mask_meets_array, reuse_check,
+                                        text_key)
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -179,22 +180,54 @@ class Prover:
 
     def __init__(self, us: UnitSet, sizes: Iterable[int], limits: Limits = DEFAULT_LIMITS,
                  pool: RenderPool | None = None,
-                 should_stop: Callable[[], bool] | None = None):
+                 should_stop: Callable[[], bool] | None = None,
+                 reuse: CheckReuse | None = None):
         self.us = us
         self.sizes = tuple(sorted(sizes))
         self.limits = limits
         self.pool = pool or shared_pool(limits)
         self.should_stop = should_stop
+        self.reuse = reuse
+        # renders the checks cost (those kept from a previous proof counted as rendered:
+        # the numbers are the same as a cold proof's) and the renders actually made
         self.renders = len(self.sizes) * len(RENDERERS)  # the full pictures, once each
+        self.rendered = self.renders
+        # every check: (kind, frozenset of units removed, sizes) -> (outcome, renders)
+        self.checks: dict = {}
+        self.boxes = None  # candidate -> {size: Mask} (or a callable giving it): prove_set
+        self.kept = 0      # checks kept from the previous proof
+
+    def unit_boxes(self) -> dict | None:
+        """candidate -> {size: box}: where removing it can change a picture (None: not
+        known; then sets are not split)."""
+        if callable(self.boxes):
+            self.boxes = self.boxes()
+        return self.boxes
+
+    def _kept(self, key) -> tuple | None:
+        """A check's previous outcome where the edit cannot change it (CheckReuse)."""
+        if self.reuse is not None and self.reuse.keeps(key, key[1]):
+            self.kept += 1
+            return self.reuse.checks[key]
+        return None
 
     def changes(self, remove: Iterable[int]) -> list[Change]:
         """The pictures that removing ``remove`` changes beyond the tolerance (at the
         first size where any changes)."""
-        text = text_without(self.us, set(remove))
-        found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
-                                      self.pool, self.us.doc.name, self.should_stop)
-        self.renders += renders
-        return found
+        remove = frozenset(remove)
+        key = ("set", remove, self.sizes)
+        if key in self.checks:  # asked again in this proof (a group's last check, the union)
+            return self.checks[key][0]
+        kept = self._kept(key)
+        if kept is None:
+            text = text_without(self.us, set(remove))
+            found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
+                                          self.pool, self.us.doc.name, self.should_stop)
+            self.rendered += renders
+            kept = (found, renders)
+        self.checks[key] = kept
+        self.renders += kept[1]
+        return kept[0]
 
     def each_alone(self, units: Iterable[int], sizes: Iterable[int] | None = None
                    ) -> dict[int, Change]:
@@ -202,9 +235,13 @@ class Prover:
         (the smallest size first; ``sizes``: a part of the prover's), for those that change
         one. One job per renderer and size for all of them (the full picture is rendered
         once per worker)."""
-        todo = list(units)
+        sizes = tuple(sorted(self.sizes if sizes is None else sizes))
+        keys = {i: ("alone", frozenset({i}), sizes) for i in units}
+        outcome = {i: self._kept(keys[i]) for i in keys}
+        todo = [i for i in keys if outcome[i] is None]
         found: dict[int, Change] = {}
-        for size in sorted(self.sizes if sizes is None else sizes):
+        spent = dict.fromkeys(todo, 0)
+        for size in sizes:
             if not todo:
                 break
             if self.should_stop is not None:
@@ -213,13 +250,20 @@ class Prover:
             jobs = [(self.us.doc.text, texts, size, self.limits, self.us.doc.name, renderer)
                     for renderer in RENDERERS]
             results = self.pool.map(job_picture_changes, jobs, self.us.doc.name)
-            self.renders += len(texts) * len(RENDERERS)
+            self.rendered += len(texts) * len(RENDERERS)
+            for i in todo:
+                spent[i] += len(RENDERERS)
             for renderer, moved in zip(RENDERERS, results):
                 for i, (pixels, largest) in zip(todo, moved):
                     if pixels and i not in found:
                         found[i] = Change(RENDERER_NAMES[renderer], size, pixels, largest)
             todo = [i for i in todo if i not in found]
-        return found
+        for i in spent:
+            outcome[i] = (found.get(i), spent[i])
+        for i, key in keys.items():
+            self.checks[key] = outcome[i]
+            self.renders += outcome[i][1]
+        return {i: outcome[i][0] for i in keys if outcome[i][0] is not None}
 
 
 def text_changes(full_text: str, text: str, sizes: Iterable[int],
@@ -275,38 +319,76 @@ def prove_set(prover: Prover, units: Iterable[int],
     tried first (one check); if it changes a picture, groups are added greedily in
     document order, halving a group that fails. After ``max_checks`` checks (default
     PROOF_MAX_CHECKS + one per four units) the units not reached yet are left undecided: never
-    removable."""
+    removable.
+
+    With ``prover.boxes`` (where each unit can change a picture, proof_reuse.candidate_boxes),
+    a failing whole set is split first into groups that cannot ink on the same pixel, each
+    bisected on its own (the checks share the budget; a check of one group finds the
+    pixels that removing the same units with any other groups' units finds there), and
+    the union of what each group keeps is checked once more (should that ever change a
+    picture, the set is bisected whole)."""
     requested = tuple(sorted(set(int(i) for i in units)))
     for i in requested:
         if not 0 <= i < len(prover.us.units):
             raise ValueError(f"unit {i} is not a unit of {prover.us.doc.name}")
     budget = PROOF_MAX_CHECKS + len(requested) // 4 if max_checks is None else max_checks
-    accepted: set[int] = set()
-    dropped: dict[int, Change] = {}
-    undecided: list[int] = []
-    checks = 0
+    if not requested or budget <= 0:
+        return _removal(prover, requested, set(), {}, list(requested))
+    checks = [1]
+    first = prover.changes(requested)
+    if not first:
+        return _removal(prover, requested, set(requested), {}, [])
+    if len(requested) == 1:
+        return _removal(prover, requested, set(), {requested[0]: first[0]}, [])
+    boxes = prover.unit_boxes()
+    groups = [] if boxes is None else components(
+        requested, boxes, lambda i: prover.us.units[i].element)
+    if len(groups) > 1:
+        accepted: set[int] = set()
+        dropped: dict[int, Change] = {}
+        undecided: list[int] = []
+        for group in groups:
+            own: set[int] = set()
+            _bisect(prover, group, own, dropped, undecided, checks, budget)
+            accepted |= own
+        if sum(bool(accepted & set(g)) for g in groups) <= 1 or not prover.changes(accepted):
+            return _removal(prover, requested, accepted, dropped, undecided)
+        checks[0] = 1  # the groups were not independent after all: bisect the whole set
+    accepted, dropped, undecided = set(), {}, []
+    _bisect(prover, list(requested), accepted, dropped, undecided, checks, budget, tried=True)
+    return _removal(prover, requested, accepted, dropped, undecided)
 
-    def add(group: list[int]) -> None:
-        nonlocal checks
-        if checks >= budget:
-            undecided.extend(group)
-            return
-        checks += 1
-        found = prover.changes(accepted | set(group))
-        if not found:
-            accepted.update(group)
-        elif len(group) == 1:
-            dropped[group[0]] = found[0]
-        else:
-            half = len(group) // 2
-            add(group[:half])
-            add(group[half:])
 
-    if requested:
-        add(list(requested))
+def _removal(prover: Prover, requested, accepted, dropped, undecided) -> RemovalCheck:
     return RemovalCheck(requested, tuple(sorted(accepted)),
                         tuple(sorted(set(dropped) | set(undecided))), prover.renders,
                         checked_line(prover.sizes), dropped, tuple(sorted(undecided)))
+
+
+def _bisect(prover: Prover, units: list[int], accepted: set[int], dropped: dict,
+            undecided: list[int], checks: list[int], budget: int, tried: bool = False
+            ) -> None:
+    """Greedy bisection of ``units`` on top of ``accepted`` (``tried``: the whole of
+    ``units`` is known to fail)."""
+
+    def add(group: list[int], known_bad: bool = False) -> None:
+        if not known_bad:
+            if checks[0] >= budget:
+                undecided.extend(group)
+                return
+            checks[0] += 1
+            found = prover.changes(accepted | set(group))
+            if not found:
+                accepted.update(group)
+                return
+            if len(group) == 1:
+                dropped[group[0]] = found[0]
+                return
+        half = len(group) // 2
+        add(group[:half])
+        add(group[half:])
+
+    add(list(units), tried)
 
 
 def check_removal(us: UnitSet, units: Iterable[int], size: int = DEFAULT_RENDER_SIZE,
@@ -532,19 +614,31 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     if candidates:
         sizes, note = proof_sizes(us, size, limits)
         checked = checked_line(sizes, note)
-        kept = None
+        kept = reuse = None
         if previous is not None:
-            kept, spent = reuse_check(previous, state, candidates, sizes, note, limits, pool,
-                                      should_stop)
+            kept, reuse, spent = reuse_check(previous, state, candidates, sizes, note, limits,
+                                             pool, should_stop)
             renders += spent
         if kept is not None:
             proven, bulk = kept
             status.update(proven)
             state.reused = True
+            state.checks = previous.checks
         else:
-            bulk, spent = _prove_candidates(us, candidates, sizes, checked, size, limits, pool,
-                                            should_stop, status, over_white is not None)
-            renders += spent
+            prover = Prover(us, sizes, limits, pool, should_stop, reuse)
+            if reuse is not None:
+                prover.boxes = reuse.boxes
+            else:
+                def boxes():
+                    found, spent = candidate_boxes(us, candidates, sizes, limits, pool,
+                                                   state.boxes, name)
+                    prover.rendered += spent
+                    return found
+                prover.boxes = boxes
+            bulk = _prove_candidates(prover, candidates, sizes, checked, size, status,
+                                     over_white is not None)
+            renders += prover.rendered
+            state.checks, state.kept_checks = prover.checks, prover.kept
         state.candidates, state.sizes, state.note = tuple(candidates), sizes, note
         state.outcome = ({i: status[i] for i in candidates}, bulk)
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []
@@ -553,13 +647,11 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
                        time.perf_counter() - t0, state)
 
 
-def _prove_candidates(us: UnitSet, candidates: list[int], sizes: tuple[int, ...],
-                      checked: str, size: int, limits: Limits, pool: RenderPool,
-                      should_stop, status: dict[int, dict], by_over_white: bool
-                      ) -> tuple[dict | None, int]:
+def _prove_candidates(prover: Prover, candidates: list[int], sizes: tuple[int, ...],
+                      checked: str, size: int, status: dict[int, dict], by_over_white: bool
+                      ) -> dict | None:
     """Prove the candidates together (bisecting), then the entangled ones alone; fills
-    their ``status``. Returns (the bulk removal or None, the renders spent)."""
-    prover = Prover(us, sizes, limits, pool, should_stop)
+    their ``status``. Returns the bulk removal or None."""
     check = prove_set(prover, candidates)
     for i, change in check.why_dropped.items():
         status[i] = {"status": "visible", "reason": "removing it together with the "
@@ -585,7 +677,7 @@ def _prove_candidates(us: UnitSet, candidates: list[int], sizes: tuple[int, ...]
     bulk = None
     if len(check.removable) >= 2:
         bulk = {"units": list(check.removable), "checked": checked}
-    return bulk, prover.renders
+    return bulk
 
 
 def entangled(us: UnitSet, units: set[int]) -> set[int]:

@@ -1,29 +1,31 @@
-"""When a removal proof of an earlier text still holds for an edited one (incremental re-scoring).
+"""When checks of a removal proof of an earlier text still hold for an edited one
+(incremental re-scoring).
 
 The proof (proof.py) compares, per renderer and size, the picture of the document T with
-the picture of T without the candidate units S (and, bisecting, without subsets of S).
-After an edit inside one start tag - of a unit element E that is not a candidate - the
-new comparisons give exactly the old numbers when E cannot meet S in any of the proof's
-pictures:
+the picture of T without a set S of candidate units (the whole candidate set, and,
+bisecting, other sets). After an edit inside one start tag - of a unit element E - a check
+of S gives exactly the old numbers when E is not in S and S cannot meet E in any of the
+proof's pictures:
 
-- removing S (or any part of it) changes pixels only where S inks: S drawn alone (the
-  text keeping only S; exact renders in both renderers at every proof size, kept while
-  that text is unchanged), grown by a pixel. Nothing else may depend on S: no element
-  of S is referenced by id, and no stylesheet selects by siblings.
-- the edit changes pixels only where E inks before or after it, in T and in T without
-  S alike: E is a leaf shape with no group effect above it (its pixels are composited
-  onto the canvas, one pixel at a time), with no filter or marker and no feature svgloo
-  cannot vouch for (features.py), not referenced by id, and no stylesheet that could make
-  its attributes select other elements. Where it inks is bounded by cairo's fill and stroke
-  extents of E alone (CairoSVG's geometry, which resvg shares for such shapes), grown by
-  ``EXTENTS_MARGIN`` px for antialiasing.
+- removing S changes pixels only where S inks. Per candidate, a bound of that: where its
+  element inks in CairoSVG, captured among the candidates' elements in one pass per size
+  and grown by ``EXTENTS_MARGIN`` px (``candidate_boxes``), for plain shapes
+  (``_local_elements``); the whole canvas for anything else. Nothing else may depend on S:
+  no candidate is referenced by id, and no stylesheet selects by siblings.
+- the edit changes pixels only where E inks before or after it, in T and in T without S
+  alike: E is a leaf shape with no group effect above it that moves pixels (opacity, a
+  mask, a nested viewport composite pixel by pixel), with no filter or marker and no
+  feature svgloo cannot vouch for (features.py), not referenced by id, and no stylesheet
+  that could make its attributes select other elements. Where it inks is bounded by
+  cairo's fill and stroke extents of E alone (CairoSVG's geometry, which resvg shares for
+  such shapes), grown by ``EXTENTS_MARGIN`` px.
 
-Outside E's region both new pictures equal the old ones; inside it S draws nothing, so
-the pictures with and without S agree there, before and after. Every check of the
-bisection (and of the entangled units' removals alone) therefore finds the same pixels
-moved by the same amounts: the old verdict (the candidates' statuses and the bulk removal)
-is the cold one. Anything else - edits of defs, styles, the
-structure, several elements, a candidate, or E meeting S - proves from scratch.
+Outside E's region both new pictures equal the old ones; inside it S draws nothing, so the
+pictures with and without S agree there, before and after. Such a check finds the same
+pixels moved by the same amounts (``CheckReuse.keeps``); the others are rendered again, and
+a proof whose checks all hold keeps the old verdict (the candidates' statuses and the bulk
+removal) whole. Anything else - edits of defs, styles, the structure, several elements -
+proves from scratch.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.limits import Limits
-from svgloo.engine.units import TextEdit, UnitSet, apply_edits, edits_keeping, text_keeping
+from svgloo.engine.units import TextEdit, UnitSet, apply_edits, edits_keeping
 from svgloo.engine.workers import RenderPool
 
 EXTENTS_MARGIN = 3       # px around cairo's extents (antialiasing, resvg's edge pixels)
@@ -45,6 +47,7 @@ SHAPES = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline", "po
 _RISKY_TAG = re.compile(r"filter|marker|mask", re.IGNORECASE)
 _RISKY_SHEET = re.compile(r"filter|marker|mask|:has|[+~]|:nth-|:first-|:last-|:only-|:not\(|"
                           r":empty", re.IGNORECASE)
+MASK_PIXELS = 8_000_000  # candidates' ink kept per size as masks up to this; else boxes
 _KEPT_EXTENTS = 32       # extents of E alone kept across edits (keyed by text)
 
 Mask = tuple  # (box (y0, y1, x0, x1), bool crop) or (None, None): pixels a text inks
@@ -62,12 +65,17 @@ class ProofState:
     # The candidates' statuses and the bulk removal the proof gave them (None: no proof)
     outcome: tuple[dict, dict | None] | None = None
     reused: bool = False                 # this proof's verdict came from the previous one
-    # hash of the text keeping only the candidates -> {(renderer, size): Mask}
-    cover: dict = field(default_factory=dict, repr=False)
+    kept_checks: int = 0                 # checks whose outcome came from the previous proof
     # hash of a marked text keeping one element -> {size: device box or None}
     extents: dict = field(default_factory=dict, repr=False)
     # hash of a text keeping one candidate -> Mask in resvg at the analysis size
     alone: dict = field(default_factory=dict, repr=False)
+    # hash of the text keeping only the candidates -> {(renderer, size): Mask}
+    cover: dict = field(default_factory=dict, repr=False)
+    # the proof's checks: (kind, frozenset of units removed, sizes) -> (outcome, renders)
+    checks: dict = field(default_factory=dict, repr=False)
+    # hash of the marked text keeping the candidates' elements -> their extents per size
+    boxes: dict = field(default_factory=dict, repr=False)
 
 
 def text_key(text: str) -> str:
@@ -93,14 +101,10 @@ def ink_mask(picture: np.ndarray, grow: int = 0) -> Mask:
 
 def mask_meets(mask: Mask, box: tuple | None) -> bool:
     """Whether a Mask has a pixel inside ``box`` (y0, y1, x0, x1)."""
-    own, crop = mask
-    if own is None or box is None:
+    if box is None or box[1] <= box[0] or box[3] <= box[2]:
         return False
-    y0, y1 = max(own[0], box[0]), min(own[1], box[1])
-    x0, x1 = max(own[2], box[2]), min(own[3], box[3])
-    if y0 >= y1 or x0 >= x1:
-        return False
-    return bool(crop[y0 - own[0]:y1 - own[0], x0 - own[2]:x1 - own[2]].any())
+    return masks_meet(mask, (box, np.broadcast_to(np.True_, (box[1] - box[0],
+                                                             box[3] - box[2]))))
 
 
 def mask_meets_array(mask: Mask, array: np.ndarray) -> bool:
@@ -195,7 +199,7 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
     mine = [u.index for u in new.units if u.element == e]
     if not mine or new.doc.elements[e].tag not in SHAPES:
         return None
-    verdict = "blank" if set(mine) & set(candidates) else "any"
+    verdict = "any"  # E may be a candidate: a check removing it meets the edit
     for us in (old, new):
         node = us.doc.nodes[e]
         el = us.doc.elements[e]
@@ -203,19 +207,45 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
             return None
         if _RISKY_SHEET.search(_sheets(us)):
             return None
-        if _referenced(us.doc.text, node.get("id")):
-            return None
+        if any(_referenced(us.doc.text, n.get("id")) for n in _self_and_ancestors(node)):
+            return None  # a <use> draws E (or a group holding it) elsewhere too
         if set(mine) & set(unit_reasons(us)):
             return None
-        if not set(mine) <= unaffected_units(us):
+        if not set(mine) <= unaffected_units(us) and _global_effect_above(us, e):
             verdict = "blank"
     # Nothing may depend on the candidates but their own pixels (and no candidate is
     # "entangled" by a reference in one text and not in the other).
     for us in (old, new):
         for c in {us.units[i].element for i in candidates}:
-            if _referenced(us.doc.text, us.doc.nodes[c].get("id")):
+            if any(_referenced(us.doc.text, n.get("id"))
+                   for n in _self_and_ancestors(us.doc.nodes[c])):
                 return None
     return verdict
+
+
+def _self_and_ancestors(node):
+    while node is not None:
+        yield node
+        node = node.getparent()
+
+
+def _global_effect_above(us: UnitSet, e: int) -> bool:
+    """Whether an ancestor of element ``e`` draws its content through a group effect that
+    moves pixels (a filter, a blend mode, ``switch``, one a stylesheet may set). Opacity,
+    a mask and a nested viewport composite the group pixel by pixel: an edit of ``e``
+    still changes only pixels where ``e`` inks."""
+    from svgloo.engine.blocks import _EFFECT_CSS, _css_without_comments, _has_effect
+
+    doc = us.doc
+    css_effects = bool(_EFFECT_CSS.search(_css_without_comments(doc)))
+    node = doc.nodes[e].getparent()
+    while node is not None:
+        i = doc.index_of(node)
+        parent = node.getparent()
+        if _has_effect(node, doc.elements[i].tag, parent is None, css_effects) == "global":
+            return True
+        node = parent
+    return False
 
 
 def _marked_alone(us: UnitSet, e: int) -> str:
@@ -237,24 +267,197 @@ def _pixel_box(box: tuple | None, size: int) -> tuple | None:
             max(0, int(np.floor(x0)) - m), min(size, int(np.ceil(x1)) + m))
 
 
+@dataclass
+class CheckReuse:
+    """What lets a proof keep single checks of the previous proof (``Prover.changes``): the
+    previous checks' outcomes, where the edit may change a picture (E's boxes, before and
+    after, per size) and where each candidate may ink (``candidate_boxes``)."""
+
+    checks: dict                     # key -> (outcome, renders), see Prover
+    edit: dict                       # size -> list of device boxes (y0, y1, x0, x1)
+    boxes: dict                      # candidate -> {size: Mask}
+    edited: frozenset = frozenset()  # the edited element's units
+
+    def keeps(self, key, remove) -> bool:
+        """Whether the previous outcome of the check ``key`` (removing ``remove``) holds:
+        the edited element is not removed, and no unit removed can ink where the edit
+        changes a picture, at any size."""
+        if key not in self.checks or self.edited & remove:
+            return False
+        for i in remove:
+            own = self.boxes.get(i)
+            if own is None:
+                return False
+            for size, boxes in self.edit.items():
+                if any(mask_meets(own[size], box) for box in boxes):
+                    return False
+        return True
+
+
+def _local_elements(us: UnitSet, elements: set[int]) -> set[int]:
+    """The elements of ``elements`` whose removal changes pixels only where they ink, as
+    cairo's extents bound it in both renderers (the bound tested for plain shapes): plain
+    shapes with no children, no filter, marker or mask on them or an ancestor, no
+    ``<switch>`` above them (removing a child can make it draw another), neither they nor
+    an ancestor referenced by id (a ``<use>`` would draw them elsewhere); none
+    when a stylesheet selects by siblings (a removal restyles others)."""
+    if _RISKY_SHEET.search(_sheets(us)):
+        return set()
+    doc = us.doc
+    text = doc.text
+    out = set()
+    for e in elements:
+        if doc.elements[e].tag not in SHAPES or len(doc.nodes[e]):
+            continue
+        node, ok = doc.nodes[e], True
+        while node is not None and ok:
+            i = doc.index_of(node)
+            el = doc.elements[i]
+            ok = not (_RISKY_TAG.search(text, el.start, el.start_tag_end)
+                      or _referenced(text, node.get("id")) or el.tag == "switch")
+            node = node.getparent()
+        if ok:
+            out.add(e)
+    return out
+
+
+def job_candidate_masks(text: str, sizes: tuple[int, ...], limits: Limits, name: str) -> dict:
+    """In a worker: {size: {mark: Mask}}: where each marked element inks (its layer drawn
+    in one capturing pass, render.render_captured_layers), grown by EXTENTS_MARGIN px."""
+    from svgloo.engine.render import render_captured_layers
+
+    out = {}
+    for size in sizes:
+        layers = render_captured_layers(text, size, limits, name)
+        out[size] = {}
+        for mark, layer in layers.items():
+            out[size][mark] = (None, None) if layer.box is None else \
+                _grown(layer.box, layer.pixels[..., 3] > 0, size)
+        if sum(crop.size for _, crop in out[size].values() if crop is not None) > MASK_PIXELS:
+            # many large candidates: their boxes only (a crop of None: the whole box)
+            out[size] = {mark: (box, None if box is None else False)
+                         for mark, (box, _) in out[size].items()}
+    return out
+
+
+def _unpacked(mask: Mask) -> Mask:
+    box, crop = mask
+    if box is not None and crop is False:
+        crop = np.broadcast_to(np.True_, (box[1] - box[0], box[3] - box[2]))
+    return box, crop
+
+
+def _grown(box: tuple, crop: np.ndarray, size: int) -> Mask:
+    """A Mask grown by EXTENTS_MARGIN px (clipped to the canvas)."""
+    from scipy import ndimage
+
+    m = EXTENTS_MARGIN
+    y0, y1, x0, x1 = box
+    padded = np.zeros((y1 - y0 + 2 * m, x1 - x0 + 2 * m), bool)
+    padded[m:m + y1 - y0, m:m + x1 - x0] = crop
+    padded = ndimage.binary_dilation(padded, np.ones((2 * m + 1,) * 2, bool))
+    ty0, tx0 = y0 - m, x0 - m
+    cy0, cx0 = max(0, -ty0), max(0, -tx0)
+    cy1 = padded.shape[0] - max(0, ty0 + padded.shape[0] - size)
+    cx1 = padded.shape[1] - max(0, tx0 + padded.shape[1] - size)
+    return ((ty0 + cy0, ty0 + cy1, tx0 + cx0, tx0 + cx1), padded[cy0:cy1, cx0:cx1])
+
+
+def candidate_boxes(us: UnitSet, candidates, sizes: tuple[int, ...], limits: Limits,
+                    pool: RenderPool, known: dict, name: str, render: bool = True
+                    ) -> tuple[dict | None, int]:
+    """(candidate -> {size: Mask bounding where removing it can change a picture, in both
+    renderers}, renders spent). A candidate of a plain shape (``_local_elements``) gets
+    where its whole element inks in CairoSVG (every subpath of it: a subpath's removal can
+    move an objectBoundingBox gradient over the whole path), drawn among the candidates'
+    elements only, grown by EXTENTS_MARGIN px; any other candidate the whole canvas.
+    ``known``: text -> masks, kept across edits (the text keeping the candidates' elements
+    changes only when they do). ``render`` False: None unless ``known`` has them."""
+    from svgloo.engine.render import CAPTURE_ATTR
+
+    elements = {us.units[i].element for i in candidates}
+    local = sorted(_local_elements(us, elements))
+    whole = {size: ((0, size, 0, size), np.ones((size, size), bool)) for size in sizes}
+    out = {i: whole for i in candidates}
+    if not local:
+        return out, 0
+    keep = {u.index for u in us.units if u.element in elements}
+    marks = [TextEdit(*(2 * [_name_end(us.doc.text, us.doc.elements[e].start)]),
+                      f' {CAPTURE_ATTR}="{e}"') for e in local]
+    text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
+    key = text_key(text)
+    found, renders = known.get(key), 0
+    if found is None and not render:
+        return None, 0
+    if found is None:
+        [found] = pool.map(job_candidate_masks, [(text, sizes, limits, name)], name)
+        renders = len(sizes)
+    known[key] = found
+    for i in candidates:
+        e = us.units[i].element
+        if e in local:
+            out[i] = {size: _unpacked(found[size].get(str(e), (None, None)))
+                      for size in sizes}
+    return out, renders
+
+
+def masks_meet(a: Mask, b: Mask) -> bool:
+    """Whether two Masks share a pixel."""
+    (ab, ac), (bb, bc) = a, b
+    if ab is None or bb is None:
+        return False
+    y0, y1 = max(ab[0], bb[0]), min(ab[1], bb[1])
+    x0, x1 = max(ab[2], bb[2]), min(ab[3], bb[3])
+    if y0 >= y1 or x0 >= x1:
+        return False
+    return bool((ac[y0 - ab[0]:y1 - ab[0], x0 - ab[2]:x1 - ab[2]]
+                 & bc[y0 - bb[0]:y1 - bb[0], x0 - bb[2]:x1 - bb[2]]).any())
+
+
+def components(units, boxes: dict, element_of=None) -> list[list[int]]:
+    """``units`` in groups that cannot ink on the same pixel at any size (connected
+    components of their boxes; units of one element together), each in document order,
+    the groups ordered by their first unit. Removing units of several groups changes each
+    group's pixels as removing that group's units alone does."""
+    units = sorted(units)
+    parent = {i: i for i in units}
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, i in enumerate(units):
+        for j in units[a + 1:]:
+            if root(i) != root(j) and (
+                    boxes[i] is boxes[j]
+                    or (element_of is not None and element_of(i) == element_of(j))
+                    or any(masks_meet(boxes[i][s], boxes[j][s]) for s in boxes[i])):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[int]] = {}
+    for i in units:
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
 def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
                 sizes: tuple[int, ...], note: str, limits: Limits, pool: RenderPool,
                 should_stop: Callable[[], bool] | None = None):
     """(the previous proof's outcome - the candidates' statuses and the bulk removal - when
-    it holds for ``state``'s text, see the module doc, else None; the renders spent
-    deciding). Keeps what it measures in ``state``."""
-    from svgloo.engine.proof import RENDERERS, job_render_pictures
-
+    it holds for ``state``'s text, see the module doc, else None; a CheckReuse when single
+    checks of it may hold, else None; the renders spent deciding). Keeps what it measures
+    in ``state``."""
     us, old = state.us, previous.us
     if (previous.outcome is None or previous.size != state.size or previous.sizes != sizes
             or previous.note != note or previous.candidates != tuple(candidates)):
-        return None, 0
+        return None, None, 0
     if old.doc.text == us.doc.text:
-        return previous.outcome, 0
+        return previous.outcome, None, 0
     e = edited_element(old, us)
     plain = None if e is None else _plain_edit(old, us, e, previous.candidates)
     if plain is None:
-        return None, 0
+        return None, None, 0
     name = us.doc.name
     renders = 0
     # Where E inks, before and after the edit (E alone: kept across edits by its text).
@@ -273,10 +476,39 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     while len(state.extents) > _KEPT_EXTENTS:
         state.extents.pop(next(iter(state.extents)))
     if all(found[size] is None for found in boxes for size in sizes):
-        return previous.outcome, renders  # E inks nothing, before or after
+        return previous.outcome, None, renders  # E inks nothing, before or after
     if plain != "any":
-        return None, renders
-    # Where the candidates ink, in each renderer at each size (kept while their text is).
+        return None, None, renders
+    if should_stop is not None:
+        should_stop()
+    # The candidates' ink costs a capture pass per size: measured again only for a proof
+    # that took more than one check (a cold proof measured it when its first check failed).
+    bisected = sum(key[0] == "set" for key in previous.checks) > 1
+    own, spent = candidate_boxes(us, candidates, sizes, limits, pool, state.boxes, name,
+                                 render=bisected)
+    renders += spent
+    if own is None:  # the whole verdict or nothing, by the candidates' cover
+        held, spent = _cover_holds(us, candidates, sizes, boxes, state, limits, pool,
+                                   should_stop)
+        return (previous.outcome if held else None), None, renders + spent
+    edit = {size: [b for b in (_pixel_box(found[size], size) for found in boxes)
+                   if b is not None] for size in sizes}
+    reuse = CheckReuse(previous.checks, edit, own,
+                       frozenset(u.index for u in us.units if u.element == e))
+    if all(reuse.keeps(k, k[1]) for k in previous.checks) and previous.checks:
+        return previous.outcome, None, renders  # no check of the proof meets the edit
+    return None, reuse, renders
+
+
+def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limits: Limits,
+                 pool: RenderPool, should_stop) -> tuple[bool, int]:
+    """(whether E's boxes, before and after, meet none of the pixels the candidates ink in
+    either renderer at any size - the text keeping only them, rendered, grown by a pixel,
+    kept while that text is unchanged -, the renders spent)."""
+    from svgloo.engine.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.units import text_keeping
+
+    name, renders = us.doc.name, 0
     alone = text_keeping(us, set(candidates))
     key = text_key(alone)
     cover = state.cover.get(key)
@@ -292,8 +524,8 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     for (r, size), mask in cover.items():
         for found in boxes:
             if mask_meets(mask, _pixel_box(found[size], size)):
-                return None, renders
-    return previous.outcome, renders
+                return False, renders
+    return True, renders
 
 
 def carry(previous: ProofState | None, state: ProofState) -> None:
@@ -302,9 +534,11 @@ def carry(previous: ProofState | None, state: ProofState) -> None:
     if previous is None:
         return
     state.cover = dict(previous.cover)
+    state.boxes = dict(list(previous.boxes.items())[-2:])
     for key in list(previous.extents)[-_KEPT_EXTENTS:]:
         state.extents[key] = previous.extents[key]
 
 
 __all__ = ["ProofState", "reuse_check", "edited_element", "ink_mask", "mask_meets",
-           "mask_meets_array", "carry", "text_key", "EXTENTS_MARGIN"]
+           "mask_meets_array", "carry", "text_key", "EXTENTS_MARGIN", "CheckReuse",
+           "candidate_boxes", "components"]
