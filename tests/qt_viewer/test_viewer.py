@@ -369,3 +369,20 @@ def test_closing_the_window_stops_a_scoring_under_way(corpus_dir, qtbot):
     assert job.wait(WAIT_MS)
     qtbot.wait(50)  # deliver any queued signal
     assert outcomes == []
+
+
+def test_own_save_reported_during_a_scoring_keeps_the_undo_steps(make_window, svg_copy, qtbot):
+    """The watcher reports our own Save late (a loaded machine) while a scoring runs: the
+    window must not take it for someone else's change and drop the undo steps (CI saw
+    Undo fail after Save + Undo + Redo in the test above)."""
+    w = make_window(svg_copy)
+    w.select_unit(1)
+    assert w.remove_selected_unit()
+    _wait_idle(qtbot, w)
+    assert w.save()
+    w.rescore()  # a scoring under way when the report comes
+    assert w.job is not None
+    w._file_changed_settled()
+    _wait_idle(qtbot, w)
+    assert w.undo_stack.canUndo()
+    assert w.undo() and w.isWindowModified()

@@ -1131,6 +1131,10 @@ class ViewerWindow(QMainWindow):
             self.session = FileSession(self.path, current, self.analysis.run.doc.text)
             self._forget_failure()
             return
+        if self.session is not None and current == self.session.saved:
+            # the file holds what this window holds (our own Save, seen late, perhaps while
+            # an Undo's scoring runs): nothing to read again, and the undo steps stay
+            return
         if current in self._known_bytes and self.job is None:
             return
         self._known_bytes.add(current)
