@@ -262,3 +262,19 @@ def unaffected_units(us: UnitSet) -> set[int]:
         if parent is None or not effected(doc.index_of(parent)):
             out.add(unit.index)
     return out
+
+
+def global_effect_above(doc: Document, e: int) -> bool:
+    """Whether an ancestor of element ``e`` draws its content through a group effect that
+    moves pixels (a filter, a blend mode, ``switch``, one a stylesheet may set). Opacity,
+    a mask and a nested viewport composite the group pixel by pixel: an edit of ``e``
+    still changes only pixels where ``e`` inks (proof_reuse)."""
+    css_effects = bool(_EFFECT_CSS.search(_css_without_comments(doc)))
+    node = doc.nodes[e].getparent()
+    while node is not None:
+        i = doc.index_of(node)
+        parent = node.getparent()
+        if _has_effect(node, doc.elements[i].tag, parent is None, css_effects) == "global":
+            return True
+        node = parent
+    return False

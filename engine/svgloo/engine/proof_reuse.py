@@ -193,7 +193,7 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
     hold; "blank" when they hold but for E being a candidate or under a group effect,
     which does not matter when E inks nothing before and after the edit (a shape in a
     hidden layer: every picture is the same, with or without it); None otherwise."""
-    from svgloo.engine.blocks import unaffected_units
+    from svgloo.engine.blocks import global_effect_above, unaffected_units
     from svgloo.engine.features import unit_reasons
 
     mine = [u.index for u in new.units if u.element == e]
@@ -211,7 +211,7 @@ def _plain_edit(old: UnitSet, new: UnitSet, e: int, candidates: tuple[int, ...])
             return None  # a <use> draws E (or a group holding it) elsewhere too
         if set(mine) & set(unit_reasons(us)):
             return None
-        if not set(mine) <= unaffected_units(us) and _global_effect_above(us, e):
+        if not set(mine) <= unaffected_units(us) and global_effect_above(us.doc, e):
             verdict = "blank"
     # Nothing may depend on the candidates but their own pixels (and no candidate is
     # "entangled" by a reference in one text and not in the other).
@@ -227,25 +227,6 @@ def _self_and_ancestors(node):
     while node is not None:
         yield node
         node = node.getparent()
-
-
-def _global_effect_above(us: UnitSet, e: int) -> bool:
-    """Whether an ancestor of element ``e`` draws its content through a group effect that
-    moves pixels (a filter, a blend mode, ``switch``, one a stylesheet may set). Opacity,
-    a mask and a nested viewport composite the group pixel by pixel: an edit of ``e``
-    still changes only pixels where ``e`` inks."""
-    from svgloo.engine.blocks import _EFFECT_CSS, _css_without_comments, _has_effect
-
-    doc = us.doc
-    css_effects = bool(_EFFECT_CSS.search(_css_without_comments(doc)))
-    node = doc.nodes[e].getparent()
-    while node is not None:
-        i = doc.index_of(node)
-        parent = node.getparent()
-        if _has_effect(node, doc.elements[i].tag, parent is None, css_effects) == "global":
-            return True
-        node = parent
-    return False
 
 
 def _marked_alone(us: UnitSet, e: int) -> str:
