@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from svgloo.engine.masks import dilate_cross, open_square3
+from svgloo.engine.masks import dilate_cross, dilate_square, open_square3
 
 SHAPES = [(1, 1), (1, 7), (2, 2), (3, 3), (4, 9), (17, 5), (64, 64), (96, 41)]
 
@@ -29,6 +29,15 @@ def test_dilate_cross_is_scipys_binary_dilation(seed, iterations):
     for mask in masks(seed):
         want = ndimage.binary_dilation(mask, iterations=iterations)
         assert np.array_equal(dilate_cross(mask, iterations), want), mask.shape
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("radius", [0, 1, 2, 3, 5])
+def test_dilate_square_is_scipys_binary_dilation_by_a_square(seed, radius):
+    for mask in masks(seed):
+        want = ndimage.binary_dilation(mask, np.ones((2 * radius + 1,) * 2, bool)) \
+            if radius else mask
+        assert np.array_equal(dilate_square(mask, radius), want), mask.shape
 
 
 def test_opening_keeps_squares_and_drops_thin_lines():

@@ -38,6 +38,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.pathdata import with_absolute_movetos
 from svgloo.engine.progress import ProgressFn, Stage, WorkProgress
 from svgloo.engine.raster import NO_LAYER, Box, Layer, grow, intersects, union_box
+from svgloo.engine.render import over_white
 from svgloo.engine.render_jobs import job_render_full, job_render_without
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.subpath_windows import subpath_windows, windowed_paths
@@ -195,14 +196,16 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
              pool: RenderPool | None = None,
              progress: WorkProgress | ProgressFn | None = None,
              layer_cache: MutableMapping | None = None, alone: bool = False,
-             previous: LooResult | None = None) -> LooResult:
+             previous: LooResult | None = None, pictures=None) -> LooResult:
     """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
     whose text changed are rendered again. ``alone``: also draw each windowed subpath
     alone, in its window (``LooResult.alone``; findings use them). ``previous``: the
     result for an earlier text of the same document (same size): units whose patch
     cannot have changed keep it (see _unchanged_units); the patches are those of a call
-    without ``previous``, bit for bit."""
+    without ``previous``, bit for bit. ``pictures`` (render_jobs.FullPictures of the
+    document's text at ``size``, on their way): the full render is CairoSVG's picture over
+    white when the text rendered is that one (see absolute_subpaths)."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
@@ -219,7 +222,10 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     full_stage = work.stage(1)
 
     def full_render():
-        full = render_full(us, size, pool, limits)
+        if pictures is not None and (pictures.text, pictures.size) == (us.doc.text, size):
+            full = over_white(pictures.get("cairosvg")), 0.0
+        else:
+            full = render_full(us, size, pool, limits)
         full_stage.finish()
         return full
 
@@ -475,13 +481,13 @@ def leave_one_out(us: UnitSet, method: str = "fast", size: int = DEFAULT_RENDER_
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                   progress: WorkProgress | ProgressFn | None = None,
                   layer_cache: MutableMapping | None = None, alone: bool = False,
-                  previous: LooResult | None = None) -> LooResult:
+                  previous: LooResult | None = None, pictures=None) -> LooResult:
     """``alone``: fast also returns the layers it can draw alone on the way; ``previous``:
-    an earlier result of the same document whose unchanged patches fast keeps (see
-    loo_fast)."""
+    an earlier result of the same document whose unchanged patches fast keeps;
+    ``pictures``: the document's pictures, on their way (see loo_fast)."""
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":
         return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache,
-                        alone=alone, previous=previous)
+                        alone=alone, previous=previous, pictures=pictures)
     raise ValueError(f"unknown leave-one-out method {method!r} (fast or naive)")

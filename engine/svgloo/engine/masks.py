@@ -57,4 +57,27 @@ def dilate_cross(mask: np.ndarray, iterations: int = 1) -> np.ndarray:
     return out
 
 
-__all__ = ["open_square3", "dilate_cross"]
+def dilate_square(mask: np.ndarray, radius: int) -> np.ndarray:
+    """``scipy.ndimage.binary_dilation(mask, np.ones((2 * radius + 1,) * 2))``: pixels
+    within ``radius`` px of a True pixel in both directions (a square). Done as two 1-D
+    passes, rows then columns: 4 * radius array ORs where scipy visits every pixel of the
+    square for every pixel (0.05 s on a 1024 px mask at radius 3; the proof's reuse grows
+    several such masks per edit)."""
+    out = np.asarray(mask, bool)
+    for axis in (0, 1):
+        if radius <= 0 or out.shape[axis] == 0:
+            break
+        grown = out.copy()
+        n = out.shape[axis]
+        for step in range(1, min(radius, n - 1) + 1):
+            if axis == 0:
+                grown[step:] |= out[:-step]
+                grown[:-step] |= out[step:]
+            else:
+                grown[:, step:] |= out[:, :-step]
+                grown[:, :-step] |= out[:, step:]
+        out = grown
+    return out
+
+
+__all__ = ["open_square3", "dilate_cross", "dilate_square"]

@@ -52,6 +52,7 @@ from svgloo.engine.masks import dilate_cross, open_square3
 from svgloo.engine.proof_reuse import (CheckReuse, ProofState, candidate_boxes, carry,
                                         components, ink_mask, mask_meets_array, reuse_check,
                                         text_key)
+from svgloo.engine.render_jobs import FullPictures, draw_picture, kept_picture
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
 from svgloo.engine.workers import RenderPool, shared_pool
@@ -79,33 +80,16 @@ RENDERER_NAMES = {"cairosvg": "CairoSVG", "resvg": "resvg"}
 def job_render_pictures(texts: list[str], size: int, limits: Limits, name: str,
                         renderer: str) -> list[np.ndarray]:
     """Premultiplied RGBA renders of ``texts`` with one renderer, in a worker."""
-    from svgloo.engine.render import render_rgba, render_rgba_resvg
-
-    draw = render_rgba_resvg if renderer == "resvg" else render_rgba
-    return [draw(text, size, limits, name) for text in texts]
-
-
-_full_cache: dict = {}  # in a worker: (renderer, size, hash of text) -> full picture
+    return [draw_picture(text, size, limits, name, renderer) for text in texts]
 
 
 def job_picture_changes(full_text: str, texts: list[str], size: int, limits: Limits,
                         name: str, renderer: str) -> list[tuple[int, int]]:
     """For each of ``texts``, (pixels that moved by more than PROOF_TOLERANCE, the largest
     change) against ``full_text``, with one renderer, in a worker. Only numbers come back:
-    the full picture is rendered once per worker and kept (a few, most recent)."""
-    import hashlib
-
-    from svgloo.engine.render import render_rgba, render_rgba_resvg
-
-    draw = render_rgba_resvg if renderer == "resvg" else render_rgba
-    key = (renderer, size, hashlib.sha1(full_text.encode("utf-8")).hexdigest())
-    full = _full_cache.get(key)
-    if full is None:
-        full = draw(full_text, size, limits, name)
-        if len(_full_cache) >= 4:
-            _full_cache.pop(next(iter(_full_cache)))
-        _full_cache[key] = full
-    return [_moved(full, draw(text, size, limits, name)) for text in texts]
+    the full picture is rendered once per worker and kept (render_jobs.kept_picture)."""
+    full = kept_picture(full_text, size, limits, name, renderer)
+    return [_moved(full, draw_picture(text, size, limits, name, renderer)) for text in texts]
 
 
 def _moved(full: np.ndarray, picture: np.ndarray) -> tuple[int, int]:
@@ -552,7 +536,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
                    limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                    should_stop: Callable[[], bool] | None = None,
                    over_white: dict[int, int] | None = None,
-                   previous: ProofState | None = None) -> ProofResult:
+                   previous: ProofState | None = None,
+                   pictures: FullPictures | None = None) -> ProofResult:
     """The removal status of every unit of a scored document. ``invisible``: the units
     CairoSVG's leave-one-out found without effect (the only candidates); every other unit
     is "visible". Candidates that use a feature svgloo cannot vouch for, or draw where the
@@ -562,7 +547,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     ``previous``: the state of the proof of an earlier text of the same document (its
     ``ProofResult.state``): its verdict is kept when the edit cannot meet the candidates
     in any of the proof's pictures (proof_reuse.py); the result is that of a call without
-    it."""
+    it. ``pictures``: the document's pictures at ``size``, already on their way (the
+    scoring started them)."""
     t0 = time.perf_counter()
     pool = pool or shared_pool(limits)
     name = us.doc.name
@@ -572,8 +558,9 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     carry(previous, state)
     invisible = set(int(i) for i in invisible)
     reasons = unit_reasons(us)
-    jobs = [([us.doc.text], size, limits, name, r) for r in RENDERERS]
-    [[cairo], [resvg]] = pool.map(job_render_pictures, jobs, name)
+    if pictures is None or pictures.text != us.doc.text or pictures.size != size:
+        pictures = FullPictures(us.doc.text, size, limits, pool, name)
+    cairo, resvg = pictures.get("cairosvg"), pictures.get("resvg")
     renders = 2
     differ = disagreement(cairo, resvg)
     status: dict[int, dict] = {}

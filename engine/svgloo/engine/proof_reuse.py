@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.limits import Limits
+from svgloo.engine.masks import dilate_square
 from svgloo.engine.units import TextEdit, UnitSet, apply_edits, edits_keeping
 from svgloo.engine.workers import RenderPool
 
@@ -93,9 +94,7 @@ def ink_mask(picture: np.ndarray, grow: int = 0) -> Mask:
     x0, x1 = max(0, cols[0] - grow), min(w, cols[-1] + 1 + grow)
     crop = inked[y0:y1, x0:x1]
     if grow:
-        from scipy import ndimage
-
-        crop = ndimage.binary_dilation(crop, np.ones((2 * grow + 1,) * 2, bool))
+        crop = dilate_square(crop, grow)
     return (int(y0), int(y1), int(x0), int(x1)), crop
 
 
@@ -330,13 +329,11 @@ def _unpacked(mask: Mask) -> Mask:
 
 def _grown(box: tuple, crop: np.ndarray, size: int) -> Mask:
     """A Mask grown by EXTENTS_MARGIN px (clipped to the canvas)."""
-    from scipy import ndimage
-
     m = EXTENTS_MARGIN
     y0, y1, x0, x1 = box
     padded = np.zeros((y1 - y0 + 2 * m, x1 - x0 + 2 * m), bool)
     padded[m:m + y1 - y0, m:m + x1 - x0] = crop
-    padded = ndimage.binary_dilation(padded, np.ones((2 * m + 1,) * 2, bool))
+    padded = dilate_square(padded, m)
     ty0, tx0 = y0 - m, x0 - m
     cy0, cx0 = max(0, -ty0), max(0, -tx0)
     cy1 = padded.shape[0] - max(0, ty0 + padded.shape[0] - size)

@@ -22,7 +22,7 @@ from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.proof import prove_removals
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
-from svgloo.engine.render_jobs import job_render_full
+from svgloo.engine.render_jobs import FullPictures, job_render_full
 from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
 from svgloo.engine.safety import check_document
 from svgloo.engine.units import UnitSet
@@ -127,9 +127,12 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     if previous is not None and (previous.settings != settings
                                  or previous.result.get("backbone") != backbone.name):
         previous = None
+    # The document's pictures in both renderers, from now on beside the layers: the
+    # leave-one-out's full render and the proof's comparison of the renderers.
+    pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name)
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
                         layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0,
-                        previous=previous.loo if previous else None)
+                        previous=previous.loo if previous else None, pictures=pictures)
     t_score = time.perf_counter()
     reference = load_reference(
         spec, settings.size, loo.full,
@@ -173,7 +176,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     proof = prove_removals(units, invisible, settings.size, limits, pool,
                            over_white={i: loo.patches[i].largest_change(loo.full)
                                        for i in invisible},
-                           previous=previous.proof if previous else None)
+                           previous=previous.proof if previous else None,
+                           pictures=pictures)
     for row, removal in zip(unit_rows, proof.status):
         row["removal"] = removal
     notes = []
