@@ -84,23 +84,33 @@ def job_render_pictures(texts: list[str], size: int, limits: Limits, name: str,
 
 
 def job_picture_changes(full_text: str, texts: list[str], size: int, limits: Limits,
-                        name: str, renderer: str) -> list[tuple[int, int]]:
+                        name: str, renderer: str) -> list[tuple[int, int, tuple]]:
     """For each of ``texts``, (pixels that moved by more than PROOF_TOLERANCE, the largest
-    change) against ``full_text``, with one renderer, in a worker. Only numbers come back:
-    the full picture is rendered once per worker and kept (render_jobs.kept_picture)."""
+    change, some of those pixels) against ``full_text``, with one renderer, in a worker.
+    Only numbers come back: the full picture is rendered once per worker and kept
+    (render_jobs.kept_picture)."""
     full = kept_picture(full_text, size, limits, name, renderer)
     return [_moved(full, draw_picture(text, size, limits, name, renderer)) for text in texts]
 
 
-def _moved(full: np.ndarray, picture: np.ndarray) -> tuple[int, int]:
-    """(pixels changed by more than PROOF_TOLERANCE, the largest change); only the pixels
-    that differ at all are compared (usually few, and 2048 px pictures are 4M pixels)."""
+WITNESSES = 64  # moved pixels a failing check keeps, spread over all it moved
+
+
+def _moved(full: np.ndarray, picture: np.ndarray) -> tuple[int, int, tuple]:
+    """(pixels changed by more than PROOF_TOLERANCE, the largest change, up to WITNESSES
+    of those pixels as (y, x), evenly spread in row order); only the pixels that differ
+    at all are compared (usually few, and 2048 px pictures are 4M pixels)."""
     flat_full, flat = full.reshape(-1, 4), picture.reshape(-1, 4)
     differ = np.flatnonzero((flat_full != flat).any(axis=1))
     if differ.size == 0:
-        return 0, 0
-    change = picture_change(flat_full[differ][None], flat[differ][None])
-    return int((change > PROOF_TOLERANCE).sum()), int(change.max())
+        return 0, 0, ()
+    change = picture_change(flat_full[differ][None], flat[differ][None])[0]
+    moved = differ[change > PROOF_TOLERANCE]
+    if moved.size > WITNESSES:
+        moved = moved[np.linspace(0, moved.size - 1, WITNESSES).astype(np.int64)]
+    width = full.shape[1]
+    at = tuple((int(i) // width, int(i) % width) for i in moved)
+    return int((change > PROOF_TOLERANCE).sum()), int(change.max()), at
 
 
 # --- comparing pictures -----------------------------------------------------------------
@@ -123,6 +133,9 @@ class Change:
     size: int
     pixels: int        # pixels that moved by more than PROOF_TOLERANCE
     largest: int       # the largest change, /255
+    # some of the moved pixels, (y, x): where a later edit cannot reach them, the same
+    # removal still moves them (proof_reuse.CheckReuse.fails)
+    at: tuple = field(default=(), compare=False, repr=False)
 
     def describe(self) -> str:
         return (f"changes {self.renderer}'s picture at {self.size} px "
@@ -180,6 +193,9 @@ class Prover:
         self.checks: dict = {}
         self.boxes = None  # candidate -> {size: Mask} (or a callable giving it): prove_set
         self.kept = 0      # checks kept from the previous proof
+        # checks known to fail but not by how much (CheckReuse.fails): their Changes say
+        # only where some pixels moved
+        self.inexact: set = set()
 
     def unit_boxes(self) -> dict | None:
         """candidate -> {size: box}: where removing it can change a picture (None: not
@@ -188,30 +204,52 @@ class Prover:
             self.boxes = self.boxes()
         return self.boxes
 
-    def _kept(self, key) -> tuple | None:
-        """A check's previous outcome where the edit cannot change it (CheckReuse)."""
-        if self.reuse is not None and self.reuse.keeps(key, key[1]):
-            self.kept += 1
-            return self.reuse.checks[key]
+    def _kept(self, key, detail: bool = True) -> tuple | None:
+        """(a check's previous outcome, whether its numbers are exact) where the edit
+        cannot change it (CheckReuse.keeps), or, when ``detail`` is not needed, where it
+        still fails (CheckReuse.fails); None: it must be rendered."""
+        reuse = self.reuse
+        if reuse is None:
+            return None
+        if reuse.keeps(key, key[1]):
+            exact = key not in reuse.inexact
+            if exact or not detail:
+                self.kept += 1
+                return reuse.checks[key], exact
+        if not detail:
+            still = reuse.fails(key, key[1], self.sizes[0])
+            if still is not None:
+                self.kept += 1
+                return still, False
         return None
 
-    def changes(self, remove: Iterable[int]) -> list[Change]:
+    def changes(self, remove: Iterable[int], detail: bool = True) -> list[Change]:
         """The pictures that removing ``remove`` changes beyond the tolerance (at the
-        first size where any changes)."""
+        first size where any changes). ``detail`` False: only whether anything changes is
+        asked - a check that failed before the edit and moved pixels the edit cannot
+        reach fails again, unrendered (CheckReuse.fails), and its Changes keep the old
+        numbers (it is "inexact": asked later with ``detail``, it is rendered)."""
         remove = frozenset(remove)
         key = ("set", remove, self.sizes)
-        if key in self.checks:  # asked again in this proof (a group's last check, the union)
-            return self.checks[key][0]
-        kept = self._kept(key)
-        if kept is None:
+        if key in self.checks and (not detail or key not in self.inexact):
+            return self.checks[key][0]  # asked again in this proof (a group's last check)
+        first = key not in self.checks
+        got = self._kept(key, detail)
+        if got is None:
             text = text_without(self.us, set(remove))
             found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
                                           self.pool, self.us.doc.name, self.should_stop)
             self.rendered += renders
-            kept = (found, renders)
-        self.checks[key] = kept
-        self.renders += kept[1]
-        return kept[0]
+            got = ((found, renders), True)
+        outcome, exact = got
+        if exact:
+            self.inexact.discard(key)
+        else:
+            self.inexact.add(key)
+        self.checks[key] = outcome
+        if first:
+            self.renders += outcome[1]
+        return outcome[0]
 
     def each_alone(self, units: Iterable[int], sizes: Iterable[int] | None = None
                    ) -> dict[int, Change]:
@@ -221,7 +259,7 @@ class Prover:
         once per worker)."""
         sizes = tuple(sorted(self.sizes if sizes is None else sizes))
         keys = {i: ("alone", frozenset({i}), sizes) for i in units}
-        outcome = {i: self._kept(keys[i]) for i in keys}
+        outcome = {i: (got[0] if (got := self._kept(keys[i])) else None) for i in keys}
         todo = [i for i in keys if outcome[i] is None]
         found: dict[int, Change] = {}
         spent = dict.fromkeys(todo, 0)
@@ -238,9 +276,10 @@ class Prover:
             for i in todo:
                 spent[i] += len(RENDERERS)
             for renderer, moved in zip(RENDERERS, results):
-                for i, (pixels, largest) in zip(todo, moved):
+                for i, (pixels, largest, at) in zip(todo, moved):
                     if pixels and i not in found:
-                        found[i] = Change(RENDERER_NAMES[renderer], size, pixels, largest)
+                        found[i] = Change(RENDERER_NAMES[renderer], size, pixels, largest,
+                                          at)
             todo = [i for i in todo if i not in found]
         for i in spent:
             outcome[i] = (found.get(i), spent[i])
@@ -265,8 +304,8 @@ def text_changes(full_text: str, text: str, sizes: Iterable[int],
         jobs = [(full_text, [text], size, limits, name, renderer) for renderer in RENDERERS]
         results = pool.map(job_picture_changes, jobs, name)
         renders += len(jobs)
-        found = [Change(RENDERER_NAMES[renderer], size, moved, largest)
-                 for renderer, [(moved, largest)] in zip(RENDERERS, results) if moved]
+        found = [Change(RENDERER_NAMES[renderer], size, moved, largest, at)
+                 for renderer, [(moved, largest, at)] in zip(RENDERERS, results) if moved]
         if found:
             return found, renders
     return [], renders
@@ -319,7 +358,7 @@ def prove_set(prover: Prover, units: Iterable[int],
     if not requested or budget <= 0:
         return _removal(prover, requested, set(), {}, list(requested))
     checks = [1]
-    first = prover.changes(requested)
+    first = prover.changes(requested, detail=len(requested) == 1)
     if not first:
         return _removal(prover, requested, set(requested), {}, [])
     if len(requested) == 1:
@@ -335,7 +374,8 @@ def prove_set(prover: Prover, units: Iterable[int],
             own: set[int] = set()
             _bisect(prover, group, own, dropped, undecided, checks, budget)
             accepted |= own
-        if sum(bool(accepted & set(g)) for g in groups) <= 1 or not prover.changes(accepted):
+        if sum(bool(accepted & set(g)) for g in groups) <= 1 or \
+                not prover.changes(accepted, detail=False):
             return _removal(prover, requested, accepted, dropped, undecided)
         checks[0] = 1  # the groups were not independent after all: bisect the whole set
     accepted, dropped, undecided = set(), {}, []
@@ -361,7 +401,7 @@ def _bisect(prover: Prover, units: list[int], accepted: set[int], dropped: dict,
                 undecided.extend(group)
                 return
             checks[0] += 1
-            found = prover.changes(accepted | set(group))
+            found = prover.changes(accepted | set(group), detail=len(group) == 1)
             if not found:
                 accepted.update(group)
                 return
@@ -610,7 +650,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             proven, bulk = kept
             status.update(proven)
             state.reused = True
-            state.checks = previous.checks
+            state.checks, state.inexact = previous.checks, previous.inexact
         else:
             prover = Prover(us, sizes, limits, pool, should_stop, reuse)
             if reuse is not None:
@@ -626,6 +666,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
                                      over_white is not None)
             renders += prover.rendered
             state.checks, state.kept_checks = prover.checks, prover.kept
+            state.inexact = prover.inexact
         state.candidates, state.sizes, state.note = tuple(candidates), sizes, note
         state.outcome = ({i: status[i] for i in candidates}, bulk)
     differ.elements = sorted(_feature_elements(us)) if differ.pixels else []

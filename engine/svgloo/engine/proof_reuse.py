@@ -34,7 +34,7 @@ import bisect
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -75,8 +75,12 @@ class ProofState:
     cover: dict = field(default_factory=dict, repr=False)
     # the proof's checks: (kind, frozenset of units removed, sizes) -> (outcome, renders)
     checks: dict = field(default_factory=dict, repr=False)
-    # hash of the marked text keeping the candidates' elements -> their extents per size
+    # checks known to fail whose numbers are not this text's (Prover.changes)
+    inexact: set = field(default_factory=set, repr=False)
+    # hash of the marked text keeping the candidates' elements -> their masks per size
     boxes: dict = field(default_factory=dict, repr=False)
+    # the same, measured only: {size: {mark: device box}} (_extents_clear)
+    candidate_extents: dict = field(default_factory=dict, repr=False)
 
 
 def text_key(text: str) -> str:
@@ -257,6 +261,7 @@ class CheckReuse:
     edit: dict                       # size -> list of device boxes (y0, y1, x0, x1)
     boxes: dict                      # candidate -> {size: Mask}
     edited: frozenset = frozenset()  # the edited element's units
+    inexact: set = field(default_factory=set)  # checks known to fail, numbers not exact
 
     def keeps(self, key, remove) -> bool:
         """Whether the previous outcome of the check ``key`` (removing ``remove``) holds:
@@ -272,6 +277,30 @@ class CheckReuse:
                 if any(mask_meets(own[size], box) for box in boxes):
                     return False
         return True
+
+
+    def fails(self, key, remove, smallest: int) -> tuple | None:
+        """The outcome of the check ``key`` (removing ``remove``) where it is known to fail
+        again: it failed before at the smallest size, and some pixel it moved lies outside
+        where the edit changes a picture. There the pictures with and without ``remove``
+        are the old ones - also when ``remove`` holds units of the edited element: what is
+        left of it still inks only inside its extents - so that pixel moves as before. The
+        Changes keep only such pixels; their counts are the old ones (not this text's:
+        Prover marks the check inexact). None otherwise."""
+        outcome = self.checks.get(key)
+        if outcome is None or not outcome[0]:
+            return None
+        found, renders = outcome
+        if found[0].size != smallest:
+            return None  # it passed at a smaller size, which the edit may now fail
+        boxes = self.edit.get(smallest, [])
+        kept = []
+        for change in found:
+            far = tuple(p for p in change.at if not any(
+                y0 <= p[0] < y1 and x0 <= p[1] < x1 for y0, y1, x0, x1 in boxes))
+            if far:
+                kept.append(replace(change, at=far))
+        return (kept, renders) if kept else None
 
 
 def _local_elements(us: UnitSet, elements: set[int]) -> set[int]:
@@ -439,18 +468,19 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     name = us.doc.name
     renders = 0
     # Where E inks, before and after the edit (E alone: kept across edits by its text).
-    boxes = []
-    for source in (old, us):
-        text = _marked_alone(source, e)
-        key = text_key(text)
-        found = state.extents.pop(key, None)
-        if found is None:
-            if should_stop is not None:
-                should_stop()
-            [found] = pool.map(job_extents, [(text, sizes, limits, name)], name)
-            renders += 1
-        state.extents[key] = found
-        boxes.append(found)
+    texts = [_marked_alone(source, e) for source in (old, us)]
+    keys = [text_key(text) for text in texts]
+    found = {key: state.extents.pop(key) for key in keys if key in state.extents}
+    todo = [(text, key) for text, key in zip(texts, keys) if key not in found]
+    if todo:  # both at once: one job each, side by side
+        if should_stop is not None:
+            should_stop()
+        measured = pool.map(job_extents, [(text, sizes, limits, name) for text, _ in todo],
+                            name)
+        renders += len(todo)
+        found.update({key: got for (_, key), got in zip(todo, measured)})
+    boxes = [found[key] for key in keys]
+    state.extents.update(found)
     while len(state.extents) > _KEPT_EXTENTS:
         state.extents.pop(next(iter(state.extents)))
     if all(found[size] is None for found in boxes for size in sizes):
@@ -465,17 +495,72 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     own, spent = candidate_boxes(us, candidates, sizes, limits, pool, state.boxes, name,
                                  render=bisected)
     renders += spent
-    if own is None:  # the whole verdict or nothing, by the candidates' cover
-        held, spent = _cover_holds(us, candidates, sizes, boxes, state, limits, pool,
-                                   should_stop)
-        return (previous.outcome if held else None), None, renders + spent
+    if own is None:  # the whole verdict or nothing: by where the candidates can ink
+        held, spent = _extents_clear(us, candidates, sizes, boxes, state, limits, pool,
+                                     should_stop)
+        renders += spent
+        if held is None:  # not all plain shapes: the candidates' cover, drawn
+            held, spent = _cover_holds(us, candidates, sizes, boxes, state, limits, pool,
+                                       should_stop)
+            renders += spent
+        return (previous.outcome if held else None), None, renders
     edit = {size: [b for b in (_pixel_box(found[size], size) for found in boxes)
                    if b is not None] for size in sizes}
     reuse = CheckReuse(previous.checks, edit, own,
-                       frozenset(u.index for u in us.units if u.element == e))
+                       frozenset(u.index for u in us.units if u.element == e),
+                       previous.inexact)
     if all(reuse.keeps(k, k[1]) for k in previous.checks) and previous.checks:
         return previous.outcome, None, renders  # no check of the proof meets the edit
     return None, reuse, renders
+
+
+def job_candidate_extents(text: str, sizes: tuple[int, ...], limits: Limits,
+                          name: str) -> dict:
+    """In a worker: {size: {mark: device box or None}} of the marked elements (measured,
+    not drawn: render.render_extents)."""
+    from svgloo.engine.render import render_extents
+
+    return {size: render_extents(text, size, limits, name) for size in sizes}
+
+
+def _boxes_meet(a: tuple | None, b: tuple | None) -> bool:
+    return a is not None and b is not None and \
+        max(a[0], b[0]) < min(a[1], b[1]) and max(a[2], b[2]) < min(a[3], b[3])
+
+
+def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, limits: Limits,
+                   pool: RenderPool, should_stop) -> tuple[bool | None, int]:
+    """(whether no candidate can ink where E inks, before or after, at any size - by cairo's
+    extents of each candidate's element, grown by EXTENTS_MARGIN px, the bound of a plain
+    shape's ink in both renderers (``_local_elements``) -, the passes spent). None when a
+    candidate is not a plain shape. One measuring pass per size over the text keeping the
+    candidates' elements, kept while that text is unchanged; cheaper than drawing them
+    (``_cover_holds``): nothing is rasterised but the marks' probes."""
+    from svgloo.engine.render import CAPTURE_ATTR
+
+    elements = {us.units[i].element for i in candidates}
+    if _local_elements(us, elements) != elements:
+        return None, 0
+    keep = {u.index for u in us.units if u.element in elements}
+    marks = [TextEdit(*(2 * [_name_end(us.doc.text, us.doc.elements[e].start)]),
+                      f' {CAPTURE_ATTR}="{e}"') for e in sorted(elements)]
+    text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
+    key = text_key(text)
+    found, spent = state.candidate_extents.get(key), 0
+    if found is None:
+        if should_stop is not None:
+            should_stop()
+        [found] = pool.map(job_candidate_extents,
+                           [(text, sizes, limits, us.doc.name)], us.doc.name)
+        spent = len(sizes)
+    state.candidate_extents = {key: found}
+    for size in sizes:
+        edit = [_pixel_box(own[size], size) for own in boxes]
+        for e in elements:
+            box = _pixel_box(found[size].get(str(e)), size)
+            if any(_boxes_meet(box, b) for b in edit):
+                return False, spent
+    return True, spent
 
 
 def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limits: Limits,
@@ -512,6 +597,7 @@ def carry(previous: ProofState | None, state: ProofState) -> None:
     if previous is None:
         return
     state.cover = dict(previous.cover)
+    state.candidate_extents = dict(previous.candidate_extents)
     state.boxes = dict(list(previous.boxes.items())[-2:])
     for key in list(previous.extents)[-_KEPT_EXTENTS:]:
         state.extents[key] = previous.extents[key]
