@@ -422,3 +422,25 @@ def test_a_proof_that_runs_out_of_checks_proves_nothing_it_did_not_reach():
     assert not check.complete
     full = prove_set(Prover(us, (64,)), [1, 2, 3])
     assert full.undecided == () and 3 in full.removable and len(full.removable) == 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_disagreement_mask_is_the_dense_computation(seed):
+    """disagreement works only where the pictures differ and opens inside the box of what
+    passes the threshold; the mask is the one of the whole-picture formula, on random
+    pictures (changes of every size, some of them in 3x3 patches and at the borders)."""
+    from svgloo.engine.masks import open_square3
+    from svgloo.engine.proof import DISAGREE_THRESHOLD, picture_change
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 256, (64, 80, 4), dtype=np.uint8)
+    b = a.copy()
+    for _ in range(40):
+        y, x = rng.integers(0, 64), rng.integers(0, 80)
+        h, w = rng.integers(1, 6, 2)
+        b[y:y + h, x:x + w] = rng.integers(0, 256, (min(h, 64 - y), min(w, 80 - x), 4))
+    want = open_square3(picture_change(a, b) > DISAGREE_THRESHOLD)
+    got = disagreement(a, b)
+    assert want.sum() >= 9  # patches survive the opening: the comparison is not empty
+    assert np.array_equal(got.mask, want) and got.pixels == int(want.sum())
+    assert np.array_equal(disagreement(a, a).mask, np.zeros((64, 80), bool))

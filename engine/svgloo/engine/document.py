@@ -54,6 +54,10 @@ class Document:
     nodes: list[etree._Element]
     _line_starts: list[int] = field(repr=False, default_factory=list)
     _index_of: dict = field(repr=False, default_factory=dict)
+    # What pure functions of the document computed about it, kept for their next call
+    # (features.py's reasons: asked for by scoring, the proof and its reuse). Not an init
+    # field, so ``dataclasses.replace`` starts a copy with none.
+    memo: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]

@@ -139,6 +139,13 @@ def _zero_length_subpath(d: str) -> bool:
 
 def element_reasons(doc: Document) -> dict[int, str]:
     """Element index -> why svgloo cannot vouch for how it (and what it contains) draws."""
+    found = doc.memo.get("element_reasons")
+    if found is None:
+        found = doc.memo["element_reasons"] = _element_reasons(doc)
+    return dict(found)
+
+
+def _element_reasons(doc: Document) -> dict[int, str]:
     sheet = _sheet_declarations(doc)
     reasons: dict[int, str] = {}
     for i, (node, el) in enumerate(zip(doc.nodes, doc.elements)):
@@ -203,6 +210,14 @@ def _inherited_linecap(doc: Document) -> dict[int, str]:
 def unit_reasons(us: UnitSet) -> dict[int, str]:
     """Unit index -> why its removal cannot be vouched for: a feature on its element, an
     ancestor, or (for ``<use>``) anything in what it draws."""
+    key = ("unit_reasons", tuple((u.element, u.kind, u.subpath) for u in us.units))
+    found = us.doc.memo.get(key)
+    if found is None:
+        found = us.doc.memo[key] = _unit_reasons(us)
+    return dict(found)
+
+
+def _unit_reasons(us: UnitSet) -> dict[int, str]:
     doc = us.doc
     own = element_reasons(doc)
     caps = _inherited_linecap(doc)

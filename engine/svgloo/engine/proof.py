@@ -549,7 +549,7 @@ class Disagreement:
 def disagreement(cairo: np.ndarray, resvg: np.ndarray) -> Disagreement:
     """Pixels where the renderers differ by more than DISAGREE_THRESHOLD, in patches of at
     least 3x3 px (antialiasing differs along every edge by a pixel; that is not it)."""
-    mask = open_square3(picture_change(cairo, resvg) > DISAGREE_THRESHOLD)
+    mask = _open_where(_changed_over(cairo, resvg, DISAGREE_THRESHOLD))
     pixels = int(mask.sum())
     box = None
     if pixels >= DISAGREE_MIN_PIXELS:
@@ -559,6 +559,30 @@ def disagreement(cairo: np.ndarray, resvg: np.ndarray) -> Disagreement:
         pixels = 0
         mask = np.zeros_like(mask)
     return Disagreement(pixels, box, mask)
+
+
+def _changed_over(a: np.ndarray, b: np.ndarray, threshold: int) -> np.ndarray:
+    """``picture_change(a, b) > threshold``, computed only where the pictures differ at
+    all (a few thousand pixels of a 384 px picture: 1 ms, not 10)."""
+    h, w = a.shape[:2]
+    flat_a, flat_b = a.reshape(-1, 4), b.reshape(-1, 4)
+    differ = np.flatnonzero((flat_a != flat_b).any(axis=1))
+    out = np.zeros(h * w, bool)
+    if differ.size:
+        change = picture_change(flat_a[differ][None], flat_b[differ][None])[0]
+        out[differ[change > threshold]] = True
+    return out.reshape(h, w)
+
+
+def _open_where(mask: np.ndarray) -> np.ndarray:
+    """``open_square3(mask)``, worked out inside the box of its True pixels (nothing
+    outside it survives an opening)."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    out = np.zeros_like(mask)
+    if rows.size:
+        y0, y1, x0, x1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+        out[y0:y1, x0:x1] = open_square3(mask[y0:y1, x0:x1])
+    return out
 
 
 @dataclass
