@@ -135,6 +135,30 @@ def test_statistics_computed_tile_by_tile_are_those_of_the_whole_image():
         assert np.array_equal(got.den_y1, (mu_y + pixel_backbone.OFFSET) ** 2 + C1)
 
 
+@pytest.mark.parametrize("box", [(40, 52, 90, 130), (0, 3, 0, 203), (140, 150, 195, 203)])
+def test_statistics_adopted_outside_a_change_are_those_of_the_new_reference(box):
+    """After an edit (self-analysis: the reference is the new full render), tiles far from
+    the changed box keep the old preparation's statistics; with the rest computed again
+    they are bit for bit a fresh preparation's, and the old preparation is untouched."""
+    rng = np.random.default_rng(11)
+    old_image = (rng.random((150, 203, 3)) * 255).astype(np.uint8)
+    new_image = old_image.copy()
+    y0, y1, x0, x1 = box
+    new_image[y0:y1, x0:x1] = 255 - new_image[y0:y1, x0:x1]
+    old = pixel_backbone._Prepared(old_image)
+    old.ensure(0, 150, 0, 203)
+    before = old.mu_y.copy()
+    adopted = pixel_backbone._Prepared(new_image)
+    adopted.adopt_outside(old, box)
+    assert adopted._ready.any() and not adopted._ready.all()  # some tiles kept, some not
+    adopted.ensure(0, 150, 0, 203)
+    fresh = pixel_backbone._Prepared(new_image)
+    fresh.ensure(0, 150, 0, 203)
+    for name in ("mu_y", "den_y1", "den_y2"):
+        assert np.array_equal(getattr(adopted, name), getattr(fresh, name)), name
+    assert np.array_equal(old.mu_y, before)
+
+
 def test_banded_scoring_is_bit_for_bit_one_pass_over_the_whole_image(monkeypatch, render_pool):
     """The blurs and the SSIM arithmetic run band of rows by band of rows (BAND_BYTES) for
     the cache's sake: the same operations per value in the same order, so the scores are

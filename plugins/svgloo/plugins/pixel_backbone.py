@@ -144,6 +144,25 @@ class _Prepared:
         self._ready = other._ready
         self.last_map = other.last_map
 
+    def adopt_outside(self, other: "_Prepared", box: tuple) -> None:
+        """Take the statistics another preparation computed, for a reference that differs
+        from this one only inside ``box`` (y0, y1, x0, x1): those of the tiles farther than
+        RADIUS from it, which read only equal pixels (a tile's numbers do not depend on
+        which tile asked, see the class doc). Copies: the other keeps its own."""
+        if self._ready.any():
+            return  # started already: its own tiles are not to be mixed with the other's
+        h, w = self.mu_y.shape[1:]
+        y0, y1 = max(0, box[0] - RADIUS), min(h, box[1] + RADIUS)
+        x0, x1 = max(0, box[2] - RADIUS), min(w, box[3] + RADIUS)
+        ready = other._ready.copy()
+        ready[y0 // TILE:-(-y1 // TILE), x0 // TILE:-(-x1 // TILE)] = False
+        if not ready.any():
+            return
+        for mine, theirs in ((self.mu_y, other.mu_y), (self.den_y1, other.den_y1),
+                             (self.den_y2, other.den_y2)):
+            np.copyto(mine, theirs)
+        self._ready = ready
+
     def ensure(self, y0: int, y1: int, x0: int, x1: int) -> None:
         """Compute the statistics of every tile meeting rows y0:y1, columns x0:x1 that is
         not computed yet (as one rectangle of tiles: one blur)."""
@@ -319,6 +338,8 @@ def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> 
     full_changed = diff_box(old_full, full)
     if prepared.image is full and old_prepared.image is old_full:
         reference_changed = full_changed  # self-analysis: the reference is the render
+        if full_changed is not None and old_prepared is not prepared:
+            prepared.adopt_outside(old_prepared, full_changed)
     elif np.array_equal(old_prepared.image, prepared.image):
         reference_changed = None
         if old_prepared is not prepared:
