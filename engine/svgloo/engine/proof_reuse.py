@@ -22,9 +22,15 @@ proof's pictures:
 
 Outside E's region both new pictures equal the old ones; inside it S draws nothing, so the
 pictures with and without S agree there, before and after. Such a check finds the same
-pixels moved by the same amounts (``CheckReuse.keeps``); the others are rendered again, and
-a proof whose checks all hold keeps the old verdict (the candidates' statuses and the bulk
-removal) whole. Anything else - edits of defs, styles, the structure, several elements -
+pixels moved by the same amounts (``CheckReuse.keeps``); a proof whose checks all hold
+keeps the old verdict (the candidates' statuses and the bulk removal) whole.
+
+A check that failed is also known to fail again, unrendered, when one of the pixels it
+moved (it keeps up to 64 of them) lies outside E's region: there both new pictures are the
+old ones, whatever S holds, E included (``CheckReuse.fails``). Its counts are then the old
+text's, so the proof uses it only where it asks "does anything move?" - bisecting - and
+renders it again where the counts are reported (a unit dropped alone). The other checks are
+rendered again. Anything else - edits of defs, styles, the structure, several elements -
 proves from scratch.
 """
 
@@ -278,7 +284,6 @@ class CheckReuse:
                     return False
         return True
 
-
     def fails(self, key, remove, smallest: int) -> tuple | None:
         """The outcome of the check ``key`` (removing ``remove``) where it is known to fail
         again: it failed before at the smallest size, and some pixel it moved lies outside
@@ -468,8 +473,7 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     name = us.doc.name
     renders = 0
     # Where E inks, before and after the edit (E alone: kept across edits by its text).
-    texts = [_marked_alone(source, e) for source in (old, us)]
-    keys = [text_key(text) for text in texts]
+    texts, keys = _edit_texts(old, us, e)
     found = {key: state.extents.pop(key) for key in keys if key in state.extents}
     todo = [(text, key) for text, key in zip(texts, keys) if key not in found]
     if todo:  # both at once: one job each, side by side
@@ -528,6 +532,35 @@ def _boxes_meet(a: tuple | None, b: tuple | None) -> bool:
         max(a[0], b[0]) < min(a[1], b[1]) and max(a[2], b[2]) < min(a[3], b[3])
 
 
+def _edit_texts(old: UnitSet, us: UnitSet, e: int) -> tuple[list[str], list[str]]:
+    """The texts measuring where E inks before and after the edit, and their keys."""
+    texts = [_marked_alone(source, e) for source in (old, us)]
+    return texts, [text_key(text) for text in texts]
+
+
+def _candidates_text(us: UnitSet, elements: set[int]) -> tuple[str, str] | None:
+    """(the text keeping the candidates' elements, each marked to be measured, its key);
+    None when one of them is not a plain shape (``_local_elements``)."""
+    from svgloo.engine.render import CAPTURE_ATTR
+
+    if _local_elements(us, elements) != elements:
+        return None
+    keep = {u.index for u in us.units if u.element in elements}
+    marks = [TextEdit(*(2 * [_name_end(us.doc.text, us.doc.elements[e].start)]),
+                      f' {CAPTURE_ATTR}="{e}"') for e in sorted(elements)]
+    text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
+    return text, text_key(text)
+
+
+def _measure_candidates(text: str, sizes, limits: Limits, pool: RenderPool, name: str) -> dict:
+    """{size: {mark: box}} of a ``_candidates_text``: one job per size, side by side."""
+    found: dict = {}
+    for part in pool.map(job_candidate_extents, [(text, (size,), limits, name)
+                                                 for size in sizes], name):
+        found.update(part)
+    return found
+
+
 def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, limits: Limits,
                    pool: RenderPool, should_stop) -> tuple[bool | None, int]:
     """(whether no candidate can ink where E inks, before or after, at any size - by cairo's
@@ -536,22 +569,16 @@ def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, lim
     candidate is not a plain shape. One measuring pass per size over the text keeping the
     candidates' elements, kept while that text is unchanged; cheaper than drawing them
     (``_cover_holds``): nothing is rasterised but the marks' probes."""
-    from svgloo.engine.render import CAPTURE_ATTR
-
     elements = {us.units[i].element for i in candidates}
-    if _local_elements(us, elements) != elements:
+    measured = _candidates_text(us, elements)
+    if measured is None:
         return None, 0
-    keep = {u.index for u in us.units if u.element in elements}
-    marks = [TextEdit(*(2 * [_name_end(us.doc.text, us.doc.elements[e].start)]),
-                      f' {CAPTURE_ATTR}="{e}"') for e in sorted(elements)]
-    text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
-    key = text_key(text)
+    text, key = measured
     found, spent = state.candidate_extents.get(key), 0
     if found is None:
         if should_stop is not None:
             should_stop()
-        [found] = pool.map(job_candidate_extents,
-                           [(text, sizes, limits, us.doc.name)], us.doc.name)
+        found = _measure_candidates(text, sizes, limits, pool, us.doc.name)
         spent = len(sizes)
     state.candidate_extents = {key: found}
     for size in sizes:
