@@ -312,3 +312,48 @@ def test_colour_edits_next_to_candidates_equal_cold(render_pool, name):
         kept += again.proof.kept_checks
         run, text = again, edited
     assert kept  # the edits did not all prove from scratch
+
+
+# Two identical rects on the pixel grid at both sizes (coordinates multiple of 3: 96 and
+# 1024 px): either alone draws nothing the other does not, both together hide the blue rect
+# under them. A green dot over one corner of them.
+TWINS = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 96 96">
+<rect x="12" y="12" width="72" height="72" fill="#00f"/>
+<rect x="30" y="30" width="42" height="42" fill="#f00"/>
+<rect x="30" y="30" width="42" height="42" fill="#f00"/>
+<circle cx="70" cy="70" r="8" fill="#0f0"/>
+</svg>"""
+
+
+@pytest.fixture(scope="module")
+def twins(render_pool):
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    run = score_text(TWINS, "t.svg", settings, pool=render_pool)
+    # removing both fails; the first alone is proven, the second dropped with it
+    assert _statuses(run) == ["visible", "proven", "visible", "visible"]
+    return settings, run
+
+
+def test_a_failing_check_the_edit_cannot_reach_everywhere_fails_unrendered(render_pool,
+                                                                           twins):
+    """The dot recoloured: it meets the twins, so no check is kept whole; but removing both
+    twins moved pixels far from the dot, which still move: that check fails again
+    unrendered while bisecting, and is rendered when the dropped twin's numbers are
+    reported. The result is the cold one's."""
+    settings, run = twins
+    again, cold = _again_and_cold(TWINS.replace("#0f0", "#0a0"), run, settings, render_pool)
+    assert again.proof.kept_checks == 1 and not again.proof.inexact
+    assert again.result["units"][2]["removal"] == cold.result["units"][2]["removal"]
+    assert _statuses(again) == _statuses(run)
+
+
+def test_a_failing_check_is_rendered_where_the_edit_reaches_every_moved_pixel(render_pool,
+                                                                             twins):
+    """The rect under the twins turns their red: removing both twins changes nothing now.
+    Every pixel the old check moved lies where that rect inks, so it is not kept failing
+    (it would have kept the second twin "visible")."""
+    settings, run = twins
+    text = TWINS.replace("#00f", "#f00")
+    again, cold = _again_and_cold(text, run, settings, render_pool)
+    assert again.proof.kept_checks == 0
+    assert _statuses(again) == ["visible", "proven", "proven", "visible"]
