@@ -183,3 +183,35 @@ def test_a_smaller_nesting_limit_is_applied_after_parsing():
     assert len(parse_document(_nested(8), "ok.svg", Limits(max_nesting_depth=10)).elements) == 10
     with pytest.raises(LimitError, match="more than 10 levels deep"):
         parse_document(_nested(9), "deep.svg", Limits(max_nesting_depth=10))
+
+
+@pytest.mark.timeout(120)
+def test_start_tags_end_where_a_character_walk_ends_them():
+    """scan_element_spans finds a start tag's end with a regular expression; it agrees with
+    a walk of the characters (quotes hold '>', the other quote, or nothing) on random tags,
+    and fails on an unterminated one (linear: milliseconds, where a backtracking pattern
+    would run past the timeout)."""
+    import random
+
+    from svgloo.engine.document import _TAG_REST
+
+    def walk(text: str, pos: int):
+        quote = None
+        for i in range(pos, len(text)):
+            c = text[i]
+            if quote:
+                if c == quote:
+                    quote = None
+            elif c in "\"'":
+                quote = c
+            elif c == ">":
+                return i + 1
+        return None
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        body = "".join(rng.choice(" a=\"'>/x") for _ in range(rng.randint(0, 24)))
+        m = _TAG_REST.match(body)
+        assert (m.end() if m else None) == walk(body, 0), body
+    assert _TAG_REST.match('d="' + "1 2 " * 200_000) is None  # never closed, 800 KB
+    assert _TAG_REST.match("a " * 400_000) is None  # no quote, no end

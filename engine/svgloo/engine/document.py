@@ -29,6 +29,9 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 PARSER_MAX_DEPTH = 256
 _PARSER_DEPTH_ERROR = re.compile(r"Excessive depth in document")
 _TAG_NAME = re.compile(r"[^\s/>]+")
+# The rest of a start tag up to its '>': quoted values may hold '>'. One character or one
+# whole quoted value per step, so a tag with no end fails in linear time.
+_TAG_REST = re.compile(r"""(?:[^>"']|"[^"]*"|'[^']*')*>""")
 
 
 @dataclass(frozen=True)
@@ -273,7 +276,10 @@ def scan_element_spans(text: str, name: str = "<input>") -> list[tuple[int, int,
             m = _TAG_NAME.match(text, j + 1)
             if not m:
                 raise InputError(name, "bad start tag")
-            end = _end_of_markup(text, m.end(), name, "start tag")
+            rest = _TAG_REST.match(text, m.end())
+            if rest is None:
+                raise InputError(name, "unterminated start tag")
+            end = rest.end()
             entry = [j, end, end, m.group(0)]
             if text[end - 2] == "/":
                 result.append(entry)
