@@ -357,3 +357,33 @@ def test_a_failing_check_is_rendered_where_the_edit_reaches_every_moved_pixel(re
     again, cold = _again_and_cold(text, run, settings, render_pool)
     assert again.proof.kept_checks == 0
     assert _statuses(again) == ["visible", "proven", "proven", "visible"]
+
+
+# An exporter's template layer, hidden, whose shapes are the only candidates; a visible
+# shape over where they would be.
+LAYERED = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">
+<g id="template" style="display:none"><rect x="10" y="10" width="80" height="80" fill="#123"/>
+<circle cx="50" cy="50" r="30" fill="#456"/></g>
+<circle cx="50" cy="50" r="20" fill="#f80"/>
+</svg>"""
+
+
+@pytest.mark.parametrize("visible", [False, True])
+def test_hidden_candidates_keep_the_verdict_unmeasured(render_pool, visible):
+    """The visible circle recoloured over the hidden layer: the one-check proof is kept
+    without measuring the candidates (nothing draws them). The same layer shown again by
+    its inline style being display:inline is measured, and the proof made again."""
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    text = LAYERED.replace("display:none", "display:inline") if visible else LAYERED
+    if visible:  # drawn, under the circle: visible units, no one-check proof to keep
+        text = text.replace('<circle cx="50" cy="50" r="20" fill="#f80"/>',
+                            '<circle cx="50" cy="50" r="45" fill="#f80"/>')
+    run = score_text(text, "t.svg", settings, pool=render_pool)
+    again, _ = _again_and_cold(text.replace("#f80", "#08f"), run, settings, render_pool)
+    if visible:
+        # the rect shows at the corners; the circle under the big one is a candidate
+        assert _statuses(run) == ["visible", "proven", "visible"]
+        assert again.proof.candidate_extents  # measured: the layer is drawn
+    else:
+        assert _statuses(run) == ["proven", "proven", "visible"]
+        assert again.proof.reused and not again.proof.candidate_extents

@@ -568,8 +568,13 @@ def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, lim
     shape's ink in both renderers (``_local_elements``) -, the passes spent). None when a
     candidate is not a plain shape. One measuring pass per size over the text keeping the
     candidates' elements, kept while that text is unchanged; cheaper than drawing them
-    (``_cover_holds``): nothing is rasterised but the marks' probes."""
+    (``_cover_holds``): nothing is rasterised but the marks' probes. Candidates that no
+    renderer draws (``_hidden``: a layer an exporter left with display="none") ink nowhere
+    and are not measured."""
     elements = {us.units[i].element for i in candidates}
+    elements -= _hidden(us, elements)
+    if not elements:
+        return True, 0
     measured = _candidates_text(us, elements)
     if measured is None:
         return None, 0
@@ -588,6 +593,28 @@ def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, lim
             if any(_boxes_meet(box, b) for b in edit):
                 return False, spent
     return True, spent
+
+
+def _hidden(us: UnitSet, elements: set[int]) -> set[int]:
+    """The plain shapes of ``elements`` (``_local_elements``: none of them or their ancestors
+    referenced by id, which a ``<use>`` could draw) that neither renderer draws: they or an
+    ancestor say display none - the inline style's ``display`` if it has one, else the
+    attribute, exactly "none", as CairoSVG compares it - and no stylesheet could say
+    otherwise."""
+    from svgloo.engine.features import _style_declarations
+
+    if _sheets(us).strip():
+        return set()
+    out = set()
+    for e in _local_elements(us, elements):
+        node = us.doc.nodes[e]
+        while node is not None:
+            style = _style_declarations(node.get("style") or "").get("display")
+            if (node.get("display") if style is None else style) == "none":
+                out.add(e)
+                break
+            node = node.getparent()
+    return out
 
 
 def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limits: Limits,
