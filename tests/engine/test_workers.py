@@ -241,6 +241,46 @@ def test_a_worker_killed_from_outside_with_sigterm_is_named(one_worker_pool):
     _assert_pool_recovers(pool)
 
 
+def test_threads_waiting_on_one_pool_all_name_the_worker_that_died():
+    """A scoring waits on one pool from several threads (its full pictures beside its
+    layers). When a worker is killed, each waiting thread says how it died, not that the
+    pool was stopped (the first thread to notice kills the pool) nor that the exit status
+    could not be read (once killed, the pool's handles are gone)."""
+    import signal
+    import threading
+    import time
+
+    from svgloo.engine.errors import WorkerError
+    from svgloo.engine.workers import RenderPool
+
+    pool = RenderPool(workers=2)
+    try:
+        pool.map(time.sleep, [(0.5,), (0.5,)], "warm-up", timeout_s=120)  # both started
+        pids = list(pool._executor._processes)
+        assert len(pids) == 2
+        errors: dict = {}
+
+        def wait(name: str) -> None:
+            try:
+                pool.map(time.sleep, [(600,)], name, timeout_s=300)
+            except WorkerError as exc:
+                errors[name] = str(exc)
+
+        threads = [threading.Thread(target=wait, args=(f"{n}.svg",)) for n in ("a", "b")]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        os.kill(pids[0], signal.SIGKILL)
+        for t in threads:
+            t.join(timeout=120)
+        assert sorted(errors) == ["a.svg", "b.svg"]
+        for name, said in errors.items():
+            assert "the render worker died (killed by SIGKILL" in said, said
+        _assert_pool_recovers(pool)
+    finally:
+        pool.close()
+
+
 def test_a_worker_that_exits_is_named_with_its_last_stderr_line(one_worker_pool):
     from svgloo.engine.errors import WorkerError
 

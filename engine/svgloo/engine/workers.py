@@ -207,6 +207,15 @@ DEAD_WORKER_POLL_S = 0.5  # how often a waiting map checks that its workers are 
 BROKEN_POOL_SETTLE_S = 10.0  # a broken pool's own thread reaps its workers within this
 
 
+def _record_ended(ex, ended: list) -> None:
+    """Keep on a pool how its workers ended (see RenderPool.map), the first reading only."""
+    if ended and getattr(ex, "_svgloo_ended", None) is None:
+        try:
+            ex._svgloo_ended = ended
+        except AttributeError:  # not an executor that takes attributes
+            pass
+
+
 class _WorkerDied(Exception):
     """A worker of the pool died without the pool noticing; ``ended`` says how."""
 
@@ -330,6 +339,7 @@ class RenderPool:
                         with self._lock:
                             ex = self._executor
                         ended = _ended_workers(ex)
+                        _record_ended(ex, ended)
                         self._kill()
                         raise _WorkerDied(ended) from None
                     dead_seen = True
@@ -381,17 +391,25 @@ class RenderPool:
         except (BrokenProcessPool, _WorkerDied) as exc:
             # Killed by this pool itself (another thread's timeout or cancellation), unless
             # ``_wait`` found the dead worker and killed the pool after reading how it ended.
-            stopped_by_us = (not isinstance(exc, _WorkerDied)
+            # Several threads may wait on one pool (a scoring renders its full pictures
+            # beside its layers): the first to read how its workers ended records it on the
+            # pool before killing it, and the others report the same death, not the kill.
+            recorded = getattr(ex, "_svgloo_ended", None)
+            stopped_by_us = (not isinstance(exc, _WorkerDied) and not recorded
                              and getattr(ex, "_svgloo_stopped", False))
             if isinstance(exc, _WorkerDied):
                 ended = exc.ended
+            elif recorded:
+                ended = recorded
             else:
                 # The pool's own thread reaps its workers, then ends: wait for it, so that
                 # the exit statuses are final and read by one thread only.
                 manager = getattr(ex, "_executor_manager_thread", None)
                 if manager is not None and not stopped_by_us:
                     manager.join(BROKEN_POOL_SETTLE_S)
-                ended = [] if stopped_by_us else _ended_workers(ex)
+                ended = [] if stopped_by_us else (_ended_workers(ex)
+                                                  or getattr(ex, "_svgloo_ended", None) or [])
+            _record_ended(ex, ended)
             self._kill()
             if getattr(budget, "interrupt", None) is not None:
                 budget.interrupt()  # another thread's interrupt killed the pool: say that
