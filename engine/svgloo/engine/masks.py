@@ -1,8 +1,9 @@
 """Binary morphology on small boolean masks, in numpy.
 
-The removal proof runs on every scoring and needs two operations on a 2-D mask; importing
+The removal proof runs on every scoring and needs a few operations on a 2-D mask; importing
 ``scipy.ndimage`` for them cost 0.15-0.3 s of every ``svgloo score`` process, more than
-the whole of a small file's work. These give what ``scipy.ndimage`` gives with its
+the whole of a small file's work, and its dilation by a square visits the whole square for
+every pixel. These give what ``scipy.ndimage`` gives with its
 defaults (pixels outside the mask count as False), which tests/engine/test_masks.py checks
 against scipy on random masks.
 """
