@@ -100,11 +100,9 @@ def _moved(full: np.ndarray, picture: np.ndarray) -> tuple[int, int, tuple]:
     """(pixels changed by more than PROOF_TOLERANCE, the largest change, up to WITNESSES
     of those pixels as (y, x), evenly spread in row order); only the pixels that differ
     at all are compared (usually few, and 2048 px pictures are 4M pixels)."""
-    flat_full, flat = full.reshape(-1, 4), picture.reshape(-1, 4)
-    differ = np.flatnonzero((flat_full != flat).any(axis=1))
+    differ, change = _where_changed(full, picture)
     if differ.size == 0:
         return 0, 0, ()
-    change = picture_change(flat_full[differ][None], flat[differ][None])[0]
     moved = differ[change > PROOF_TOLERANCE]
     if moved.size > WITNESSES:
         moved = moved[np.linspace(0, moved.size - 1, WITNESSES).astype(np.int64)]
@@ -123,6 +121,16 @@ def picture_change(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     diff = a16 - b16
     over_white = diff[..., :3] - diff[..., 3:4]
     return np.maximum(np.abs(diff).max(axis=2), np.abs(over_white).max(axis=2))
+
+
+def _where_changed(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(flat indices of the pixels where two RGBA pictures differ at all, their
+    ``picture_change``): the change worked out only there."""
+    flat_a, flat_b = a.reshape(-1, 4), b.reshape(-1, 4)
+    differ = np.flatnonzero((flat_a != flat_b).any(axis=1))
+    if differ.size == 0:
+        return differ, np.zeros(0, np.int16)
+    return differ, picture_change(flat_a[differ][None], flat_b[differ][None])[0]
 
 
 @dataclass(frozen=True)
@@ -565,12 +573,9 @@ def _changed_over(a: np.ndarray, b: np.ndarray, threshold: int) -> np.ndarray:
     """``picture_change(a, b) > threshold``, computed only where the pictures differ at
     all (a few thousand pixels of a 384 px picture: 1 ms, not 10)."""
     h, w = a.shape[:2]
-    flat_a, flat_b = a.reshape(-1, 4), b.reshape(-1, 4)
-    differ = np.flatnonzero((flat_a != flat_b).any(axis=1))
+    differ, change = _where_changed(a, b)
     out = np.zeros(h * w, bool)
-    if differ.size:
-        change = picture_change(flat_a[differ][None], flat_b[differ][None])[0]
-        out[differ[change > threshold]] = True
+    out[differ[change > threshold]] = True
     return out.reshape(h, w)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from svgloo.engine.limits import Limits
 from svgloo.engine.masks import dilate_square
+from svgloo.engine.raster import intersects
 from svgloo.engine.units import TextEdit, UnitSet, apply_edits, edits_keeping
 from svgloo.engine.workers import RenderPool
 
@@ -527,11 +528,6 @@ def job_candidate_extents(text: str, sizes: tuple[int, ...], limits: Limits,
     return {size: render_extents(text, size, limits, name) for size in sizes}
 
 
-def _boxes_meet(a: tuple | None, b: tuple | None) -> bool:
-    return a is not None and b is not None and \
-        max(a[0], b[0]) < min(a[1], b[1]) and max(a[2], b[2]) < min(a[3], b[3])
-
-
 def _edit_texts(old: UnitSet, us: UnitSet, e: int) -> tuple[list[str], list[str]]:
     """The texts measuring where E inks before and after the edit, and their keys."""
     texts = [_marked_alone(source, e) for source in (old, us)]
@@ -590,7 +586,7 @@ def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, lim
         edit = [_pixel_box(own[size], size) for own in boxes]
         for e in elements:
             box = _pixel_box(found[size].get(str(e)), size)
-            if any(_boxes_meet(box, b) for b in edit):
+            if any(intersects(box, b) for b in edit):
                 return False, spent
     return True, spent
 
