@@ -179,3 +179,66 @@ def test_banded_scoring_is_bit_for_bit_one_pass_over_the_whole_image(monkeypatch
     for name in ("self", "shifted"):
         assert np.array_equal(scores[1 << 40, name], scores[1, name])
     assert not np.array_equal(scores[1, "self"], scores[1, "shifted"])
+
+
+def test_tile_sums_of_a_part_of_a_region_are_the_whole_regions_numbers():
+    """A patch's map is summed per SUM_TILE tile of the canvas (_tile_grid): computed over
+    any rectangle of whole tiles inside the region, a tile's sum is the very number the
+    whole region's map gives it - what lets a re-scoring recompute a few tiles only."""
+    import random
+
+    rng = np.random.default_rng(3)
+    canvas = (rng.random((384, 384)) * 2 - 1).astype(np.float32)
+    tile = pixel_backbone.SUM_TILE
+    picks = random.Random(5)
+    for _ in range(300):
+        y0, x0 = picks.randrange(0, 380), picks.randrange(0, 380)
+        region = (y0, picks.randrange(y0 + 1, 385), x0, picks.randrange(x0 + 1, 385))
+        whole = pixel_backbone._tile_grid(canvas[region[0]:region[1], region[2]:region[3]],
+                                          region)
+        # independently: each tile's part, its rows summed one by one, in row order
+        ty, tx = picks.randrange(whole.shape[0]), picks.randrange(whole.shape[1])
+        r0, r1 = max(region[0], (region[0] // tile + ty) * tile), \
+            min(region[1], (region[0] // tile + ty + 1) * tile)
+        c0, c1 = max(region[2], (region[2] // tile + tx) * tile), \
+            min(region[3], (region[2] // tile + tx + 1) * tile)
+        part = canvas[r0:r1, c0:c1].astype(np.float64)
+        want = 0.0
+        for row in part:
+            want = want + np.add.reduce(row)
+        assert whole[ty, tx] == want
+        at = pixel_backbone._snapped((r0, r1, c0, c1), region)
+        again = pixel_backbone._tile_grid(canvas[at[0]:at[1], at[2]:at[3]], at)
+        assert again[0, 0] == whole[ty, tx]
+
+
+def test_a_small_change_rescores_a_large_patch_near_it_only(monkeypatch, render_pool):
+    """After an edit, a large patch whose image changed in a small box (here the full
+    render, self-analysis) has its map computed again only in the tiles within RADIUS of
+    that box, and scores the cold scoring's very number."""
+    run = score_file(str(CORPUS / "logos" / "safari.svg"), ScoreSettings(backbone="pixel"),
+                     pool=render_pool)
+    full = run.loo.full
+    large = max((p for p in run.loo.patches if p.box is not None),
+                key=lambda p: (p.box[1] - p.box[0]) * (p.box[3] - p.box[2]))
+    y0, y1, x0, x1 = large.box
+    assert (y1 - y0) * (x1 - x0) > full.shape[0] * full.shape[1] / 2
+    edited = full.copy()
+    cy, cx = (y0 + y1) // 2, x1 + 2 if x1 + 6 < full.shape[1] else x0 - 6
+    edited[cy:cy + 4, cx:cx + 4] = 255 - edited[cy:cy + 4, cx:cx + 4]  # beside the patch
+    backbone = PixelBackbone()
+    before = backbone.prepare(Reference("self", "self", image=full))
+    backbone.similarity_patched(full, [large], before)
+    areas = []
+    real = pixel_backbone._patched_map
+    monkeypatch.setattr(pixel_backbone, "_patched_map", lambda x, p, prep, at: areas.append(
+        (at[1] - at[0]) * (at[3] - at[2])) or real(x, p, prep, at))
+    after = backbone.prepare(Reference("self", "self", image=edited))
+    again = backbone.similarity_patched(edited, [large], after,
+                                        previous=(full, [large], before))
+    assert len(areas) == 1 and areas[0] <= (2 * pixel_backbone.SUM_TILE) ** 2
+    cold = backbone.similarity_patched(edited, [large],
+                                       backbone.prepare(Reference("self", "s", image=edited)))
+    assert np.array_equal(again, cold)
+    want = 1.0 - scipy_ssim(large.materialize(edited), edited)
+    assert abs((1.0 - again[0]) - want) <= 1e-3 * abs(want)

@@ -18,6 +18,9 @@ computation to about 1e-5, deltas to 0.1% of their size (tests/plugins/test_pixe
 from __future__ import annotations
 
 import hashlib
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from svgloo.engine.composite import diff_box
@@ -270,12 +273,15 @@ class PixelBackbone:
         """Similarity of each leave-one-out image given as a patch on ``full`` (objects with
         ``box`` = (y0, y1, x0, x1) or None, and ``pixels``); ``on_done(1)`` after each.
 
-        ``previous``: (full, patches, prepared) of an earlier scoring of the same
-        document. A patch that is the same object as before keeps its sums when the
-        map around it cannot have changed: SSIM at a pixel reads the images within
-        RADIUS of it, so the sums over the box grown by RADIUS read the full render and
-        the reference within 2 * RADIUS of the box; if neither changed there, the sums
-        are the same numbers, and the score is computed from them as before."""
+        A patch's image differs from the full render only inside its box, so its SSIM map
+        differs from the full render's only within RADIUS of the box (region d): the mean is
+        the full map's sum with d's sum swapped for the patched map's. The patched map's sum
+        over d is kept per SUM_TILE tile of the canvas (``_TileSums``).
+
+        ``previous``: (full, patches, prepared) of an earlier scoring of the same document.
+        The patched map at a pixel reads the leave-one-out image and the reference within
+        RADIUS of it; where neither changed within RADIUS of a tile, the tile's sum is the
+        same number, and only the other tiles are computed again (``_reusable_sums``)."""
         old = _reusable_sums(full, patches, prepared, previous)
         x_full = _planes(full)
         full_map = prepared.map_of(full)
@@ -283,50 +289,140 @@ class PixelBackbone:
         h, w = full_map.shape
         npix = h * w
         out = np.empty(len(patches), np.float64)
-        sums: list[tuple | None] = [None] * len(patches)
+        sums: list[_TileSums | None] = [None] * len(patches)
         for i, patch in enumerate(patches):
             if patch.box is None:
                 out[i] = total / npix
                 if on_done is not None:
                     on_done(1)
                 continue
-            if old[i] is not None:
-                sums[i] = old[i]
-                out[i] = (total - old[i][1] + old[i][2]) / npix
-                if on_done is not None:
-                    on_done(1)
-                continue
-            y0, y1, x0, x1 = patch.box
-            # Map values change within RADIUS of the box (region d); they are computed
-            # from the input within RADIUS of d (region e), reflected past the image's
-            # border exactly as the whole image is.
-            dy0, dy1 = max(0, y0 - RADIUS), min(h, y1 + RADIUS)
-            dx0, dx1 = max(0, x0 - RADIUS), min(w, x1 + RADIUS)
-            ey0, ey1 = max(0, dy0 - RADIUS), min(h, dy1 + RADIUS)
-            ex0, ex1 = max(0, dx0 - RADIUS), min(w, dx1 + RADIUS)
-            crop = x_full[:, ey0:ey1, ex0:ex1].copy()
-            crop[:, y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = _planes(patch.pixels)
-            widths = (ey0 - (dy0 - RADIUS), dy1 + RADIUS - ey1,
-                      ex0 - (dx0 - RADIUS), dx1 + RADIUS - ex1)
-            if any(widths):  # only where the region meets the image's border
-                crop = _pad(crop, *widths)
-            # y_padded is shifted by RADIUS: image row r is its row r + RADIUS
-            y_crop = prepared.y_padded[:, dy0:dy1 + 2 * RADIUS, dx0:dx1 + 2 * RADIUS]
-            prepared.ensure(dy0, dy1, dx0, dx1)
-            local = _ssim_map(crop, y_crop, prepared, (slice(dy0, dy1), slice(dx0, dx1)))
+            region = _grown(patch.box, RADIUS, h, w)
+            kept, stale = old[i] if old[i] is not None else (None, region)
+            grid = None if kept is None else kept.grid
+            if stale is not None:
+                local = _patched_map(x_full, patch, prepared, stale)
+                grid = _tile_grid(local, stale) if kept is None else \
+                    _replaced(grid, region, _tile_grid(local, stale), stale)
+            dy0, dy1, dx0, dx1 = region
             was = float(full_map[dy0:dy1, dx0:dx1].sum(dtype=np.float64))
-            now = float(local.sum(dtype=np.float64))
-            sums[i] = (patch, was, now)
-            out[i] = (total - was + now) / npix
+            sums[i] = _TileSums(patch, region, grid)
+            out[i] = (total - was + math.fsum(grid.ravel().tolist())) / npix
             if on_done is not None:
                 on_done(1)
         prepared.patch_sums = sums
         return out
 
 
+SUM_TILE = 32  # px: a patched map's sum is kept per tile of the canvas this size
+
+
+@dataclass
+class _TileSums:
+    """A patch's SSIM map summed over its region d (box grown by RADIUS), per tile of the
+    canvas: ``grid[r, c]`` is the sum over tile (region[0] // SUM_TILE + r,
+    region[2] // SUM_TILE + c)'s part of d (``_tile_grid``). The region's sum is their
+    ``math.fsum``: correctly rounded, so the same whichever tiles were computed when - a
+    re-scoring gives a cold scoring's very number."""
+
+    patch: object
+    region: tuple
+    grid: np.ndarray
+
+
+def _grown(box: tuple, by: int, h: int, w: int) -> tuple:
+    y0, y1, x0, x1 = box
+    return max(0, y0 - by), min(h, y1 + by), max(0, x0 - by), min(w, x1 + by)
+
+
+def _snapped(rect: tuple, region: tuple) -> tuple:
+    """``rect`` grown out to the tile grid, inside ``region``."""
+    y0, y1, x0, x1 = rect
+    t = SUM_TILE
+    return (max(region[0], y0 // t * t), min(region[1], -(-y1 // t) * t),
+            max(region[2], x0 // t * t), min(region[3], -(-x1 // t) * t))
+
+
+def _tile_grid(local: np.ndarray, at: tuple) -> np.ndarray:
+    """The sums of ``local`` (the map over the rectangle ``at``) over each tile's part of
+    it, in float64: each row's part summed (one segment of a contiguous row), then those
+    row sums added in row order. The same part's values give the same number wherever
+    the rectangle lies (tests/plugins/test_pixel_backbone.py)."""
+    y0, y1, x0, x1 = at
+    first_row, first_col = -(-(y0 + 1) // SUM_TILE) * SUM_TILE, -(-(x0 + 1) // SUM_TILE) * SUM_TILE
+    row_starts = [0] + [r - y0 for r in range(first_row, y1, SUM_TILE)]
+    col_starts = [0] + [c - x0 for c in range(first_col, x1, SUM_TILE)]
+    rows = np.add.reduceat(local.astype(np.float64), col_starts, axis=1)
+    return np.add.reduceat(rows, row_starts, axis=0)
+
+
+def _replaced(grid: np.ndarray, region: tuple, part: np.ndarray, at: tuple) -> np.ndarray:
+    """A copy of ``grid`` (the tiles of ``region``) with the tiles of ``at`` (snapped to
+    the tile grid inside the region) from ``part``."""
+    out = grid.copy()
+    r, c = at[0] // SUM_TILE - region[0] // SUM_TILE, at[2] // SUM_TILE - region[2] // SUM_TILE
+    out[r:r + part.shape[0], c:c + part.shape[1]] = part
+    return out
+
+
+def _patched_map(x_full: np.ndarray, patch, prepared: _Prepared, at: tuple) -> np.ndarray:
+    """The SSIM map of the leave-one-out image - the full render's planes with the patch
+    pasted - over the rectangle ``at`` of the canvas. Each value is computed from
+    the input within RADIUS of it (reflected past the image's border exactly as the whole
+    image is), by the same operations whatever rectangle asks: the same bits."""
+    h, w = x_full.shape[1:]
+    dy0, dy1, dx0, dx1 = at
+    ey0, ey1, ex0, ex1 = _grown(at, RADIUS, h, w)
+    crop = x_full[:, ey0:ey1, ex0:ex1].copy()
+    y0, y1, x0, x1 = patch.box
+    iy0, iy1, ix0, ix1 = max(y0, ey0), min(y1, ey1), max(x0, ex0), min(x1, ex1)
+    if iy0 < iy1 and ix0 < ix1:
+        crop[:, iy0 - ey0:iy1 - ey0, ix0 - ex0:ix1 - ex0] = _planes(
+            patch.pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0])
+    widths = (ey0 - (dy0 - RADIUS), dy1 + RADIUS - ey1,
+              ex0 - (dx0 - RADIUS), dx1 + RADIUS - ex1)
+    if any(widths):  # only where the rectangle meets the image's border
+        crop = _pad(crop, *widths)
+    # y_padded is shifted by RADIUS: image row r is its row r + RADIUS
+    y_crop = prepared.y_padded[:, dy0:dy1 + 2 * RADIUS, dx0:dx1 + 2 * RADIUS]
+    prepared.ensure(dy0, dy1, dx0, dx1)
+    return _ssim_map(crop, y_crop, prepared, (slice(dy0, dy1), slice(dx0, dx1)))
+
+
+def _image_change(old_full: np.ndarray, old_patch, full: np.ndarray, patch,
+                  full_changed: tuple | None) -> list:
+    """Boxes holding every pixel where the leave-one-out image of ``patch`` on ``full``
+    differs from that of ``old_patch`` on ``old_full`` (``full_changed``: where the full
+    renders differ). Outside both patches' boxes the images are the full renders."""
+    boxes = [full_changed] if full_changed is not None else []
+    if old_patch is patch:
+        return boxes  # inside its box both images are its pixels
+    y0, y1 = min(old_patch.box[0], patch.box[0]), max(old_patch.box[1], patch.box[1])
+    x0, x1 = min(old_patch.box[2], patch.box[2]), max(old_patch.box[3], patch.box[3])
+    a = _materialized(old_full, old_patch, (y0, y1, x0, x1))
+    b = _materialized(full, patch, (y0, y1, x0, x1))
+    inside = diff_box(a, b)
+    if inside is not None:
+        boxes.append((y0 + inside[0], y0 + inside[1], x0 + inside[2], x0 + inside[3]))
+    return boxes
+
+
+def _materialized(full: np.ndarray, patch, box: tuple) -> np.ndarray:
+    y0, y1, x0, x1 = box
+    out = full[y0:y1, x0:x1].copy()
+    py0, py1, px0, px1 = patch.box
+    out[py0 - y0:py1 - y0, px0 - x0:px1 - x0] = patch.pixels
+    return out
+
+
 def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> list:
-    """Per patch, its sums from ``previous`` where they still hold (else None); adopts the
-    earlier preparation's statistics when the reference is the same image."""
+    """Per patch, (its _TileSums from ``previous``, the rectangle of tiles to compute again
+    or None) where the earlier sums can serve, else None; adopts the earlier preparation's
+    statistics when the reference is the same image (or, in self-analysis, outside where
+    it changed).
+
+    A tile's sum holds when neither the leave-one-out image nor the reference changed
+    within RADIUS of it (and the patch's region, hence each tile's part of it, is the
+    same)."""
     none = [None] * len(patches)
     if previous is None:
         return none
@@ -346,17 +442,24 @@ def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> 
             prepared.adopt(old_prepared)
     else:
         reference_changed = diff_box(old_prepared.image, prepared.image)
-    changed = [box for box in (reference_changed, full_changed) if box is not None]
     h, w = full.shape[:2]
-    reach = 2 * RADIUS
     out = list(none)
     for i, (patch, kept) in enumerate(zip(patches, old_prepared.patch_sums)):
-        if kept is None or kept[0] is not patch or patch.box is None:
+        if kept is None or patch.box is None:
             continue
-        y0, y1, x0, x1 = patch.box
-        ey0, ey1 = max(0, y0 - reach), min(h, y1 + reach)
-        ex0, ex1 = max(0, x0 - reach), min(w, x1 + reach)
-        if not any(cy0 < ey1 and ey0 < cy1 and cx0 < ex1 and ex0 < cx1
-                   for cy0, cy1, cx0, cx1 in changed):
-            out[i] = kept
+        region = _grown(patch.box, RADIUS, h, w)
+        if region != kept.region:
+            continue  # the tiles' parts of the region differ: computed again, all of them
+        changes = _image_change(old_full, kept.patch, full, patch, full_changed)
+        if reference_changed is not None:
+            changes.append(reference_changed)
+        stale = None
+        for box in changes:
+            y0, y1, x0, x1 = _grown(box, RADIUS, h, w)
+            y0, y1 = max(y0, region[0]), min(y1, region[1])
+            x0, x1 = max(x0, region[2]), min(x1, region[3])
+            if y0 < y1 and x0 < x1:
+                stale = (y0, y1, x0, x1) if stale is None else (
+                    min(stale[0], y0), max(stale[1], y1), min(stale[2], x0), max(stale[3], x1))
+        out[i] = (kept, None if stale is None else _snapped(stale, region))
     return out
