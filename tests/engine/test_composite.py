@@ -66,10 +66,10 @@ def test_live_pixel_compositing_equals_the_unit_by_unit_chain(corpus_dir, render
     seen = []
     real = loo._composite
 
-    def spy(size, blocks, stack, patches, full, stage, only=None):
+    def spy(size, blocks, stack, patches, full, stage, *rest):
         seen.append((size, blocks, stack.block_layer, dict(stack.without_layer),
                      list(stack.unit_region), full))
-        return real(size, blocks, stack, patches, full, stage, only)
+        return real(size, blocks, stack, patches, full, stage, *rest)
 
     monkeypatch.setattr(loo, "_composite", spy)
     us = extract_units(load_document(corpus_dir / name))

@@ -103,3 +103,33 @@ def test_a_previous_run_with_other_settings_is_not_used(render_pool):
     cold = score_text(svg.replace("#f00", "#0f0"), "t.svg", large, pool=render_pool)
     assert again.loo.composited is None
     assert _json(again) == _json(cold)
+
+
+@pytest.mark.parametrize("name", ["logos/safari.svg", "noto/emoji_u1f99a.svg"])
+def test_units_composited_near_an_edit_only_have_the_cold_patches(corpus_dir, render_pool,
+                                                                  monkeypatch, name):
+    """After a colour edit, a unit whose region meets the edit but whose own block is
+    unchanged is composited only where the layers or the full render changed; the rest of
+    its image is its previous one. Its patch is the cold leave-one-out's, bit for bit."""
+    import svgloo.engine.loo as loo
+    from svgloo.engine.document import parse_document
+    from svgloo.engine.units import extract_units
+
+    path = corpus_dir / name
+    text = path.read_text()
+    cache: dict = {}
+    units = extract_units(parse_document(text, str(path)))
+    before = loo.loo_fast(units, 384, render_pool.limits, render_pool, layer_cache=cache)
+    edited = random_edit(text, "colour", random.Random(name), str(path))
+    units = extract_units(parse_document(edited, str(path)))
+    merged = []
+    real = loo._merged
+    monkeypatch.setattr(loo, "_merged", lambda k, *a: merged.append(k) or real(k, *a))
+    again = loo.loo_fast(units, 384, render_pool.limits, render_pool, layer_cache=cache,
+                         previous=before)
+    cold = loo.loo_fast(units, 384, render_pool.limits, render_pool, layer_cache={})
+    assert merged and again.composited and len(again.composited) < len(units.units) / 3
+    for k, (a, c) in enumerate(zip(again.patches, cold.patches)):
+        assert a.box == c.box, k
+        assert (a.pixels is None) == (c.pixels is None) and (
+            a.pixels is None or np.array_equal(a.pixels, c.pixels)), k

@@ -219,13 +219,13 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
     if method == "auto":
         overlap, regions = _chain_work(block_units, block_layer, unit_region, wanted)
         method = "live" if overlap > 4 * (size * size + regions) else "chain"
+    if only is not None:  # the layers are read only inside the regions asked for
+        block_layer = _clipped(block_layer, [unit_region[k] for k in only])
     if method == "chain":
         _chain(size, block_units, block_layer, without_layer, unit_region, full, on_unit,
                only)
         return
     n_blocks = len(block_layer)
-    if only is not None:
-        block_layer = _clipped(block_layer, [unit_region[k] for k in only])
     # Per pixel, the last block that is opaque there (-1: none).
     last_opaque = np.full((size, size), -1, np.int32)
     for j, (box, pixels) in enumerate(block_layer):

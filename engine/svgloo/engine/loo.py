@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
-from svgloo.engine.composite import changed_box, composite_without, diff_box
+from svgloo.engine.composite import changed_box, composite_without, diff_box, tight
 from svgloo.engine.document import parse_document
 from svgloo.engine.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.layers import LayerTexts
@@ -362,16 +362,19 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     full, _ = full_job.result()
     stack = LayerStack(block_layer, [tuple(keys) for keys in layer_keys], unit_region,
                        without_layer)
-    only = _unchanged_units(previous, blocks, stack, full)
+    since = _since_previous(previous, blocks, stack, full)
     patches: list[Patch | None] = [None] * n
     counts: dict[int, int] = {}
-    if only is not None:
+    only = partial = None
+    if since is not None:
+        kept, partial = since
         patches = list(previous.patches)
         # A kept patch's footprint reads the full render inside it: unchanged there too.
-        counts = {k: c for k, c in previous.footprint_counts.items() if k in only}
-        only = set(range(n)) - only
+        counts = {k: c for k, c in previous.footprint_counts.items() if k in kept}
+        only = set(range(n)) - kept
         stages["composite"].advance(n - len(only))
-    _composite(size, blocks, stack, patches, full, stages["composite"], only)
+    _composite(size, blocks, stack, patches, full, stages["composite"], only, partial,
+               previous)
     stages["composite"].finish()
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
@@ -380,17 +383,20 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
                      footprint_counts=counts, texts=texts)
 
 
-def _unchanged_units(previous: LooResult | None, blocks: list[Block], stack: LayerStack,
-                     full: np.ndarray) -> set[int] | None:
-    """Units whose leave-one-out patch is the one in ``previous`` (None: no previous
-    result to compare with, or a different structure: composite every unit).
+def _since_previous(previous: LooResult | None, blocks: list[Block], stack: LayerStack,
+                    full: np.ndarray) -> tuple[set[int], dict[int, Box]] | None:
+    """(the units whose leave-one-out patch is the one in ``previous``; unit -> the part
+    of its region where its image may have changed, for the others that can be
+    composited there only) - None: no previous result to compare with, or a different
+    structure: composite every unit whole.
 
     A unit's patch is a function of its region, the layers of its own block, the other
     blocks' layers inside its region, and the full render inside its region (the patch
     is shrunk to where it differs from it). A block whose layer keys are all as before
     drew the same pixels; a block that changed changed pixels only inside its old and
     new layer boxes, and the full render only inside the box where the two differ. So a
-    unit of an unchanged block whose region meets none of those boxes keeps its patch."""
+    unit of an unchanged block whose region meets none of those boxes keeps its patch,
+    and one whose region meets them has the same image outside them."""
     before = previous.stack if previous is not None else None
     if (before is None or previous.blocks != blocks or previous.full.shape != full.shape
             or len(before.block_keys) != len(stack.block_keys)):
@@ -403,7 +409,14 @@ def _unchanged_units(previous: LooResult | None, blocks: list[Block], stack: Lay
         else:
             changed = union_box(changed, union_box(before.block_layer[b].box,
                                                    stack.block_layer[b].box))
-    return {k for k in units if not intersects(stack.unit_region[k], changed)}
+    kept = {k for k in units if not intersects(stack.unit_region[k], changed)}
+    partial = {}
+    for k in units - kept:
+        region = stack.unit_region[k]
+        if region == before.unit_region[k] and previous.patches[k] is not None:
+            partial[k] = (max(region[0], changed[0]), min(region[1], changed[1]),
+                          max(region[2], changed[2]), min(region[3], changed[3]))
+    return kept, partial
 
 
 class _background:
@@ -464,17 +477,46 @@ def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]
 
 def _composite(size: int, blocks: list[Block], stack: LayerStack,
                patches: list[Patch | None], full: np.ndarray, stage: Stage,
-               only: set[int] | None = None) -> None:
+               only: set[int] | None = None, partial: dict[int, Box] | None = None,
+               previous: LooResult | None = None) -> None:
     """Leave-one-out images (see composite.py): for unit k of block b, inside k's region,
     the blocks below b, then b without k, then every later block, in z-order - cairo's
     own order. ``only``: the units to composite (the others' patches are left as they
-    are)."""
+    are). ``partial`` (unit -> a part of its region, see _since_previous): those units
+    are composited in that part only, the rest of their region being their image in
+    ``previous``; the patch is then cut from the whole region, as any other."""
+    partial = partial or {}
+    regions = [partial.get(k, region) for k, region in enumerate(stack.unit_region)]
+
     def done(k, patch):
+        if k in partial:
+            patch = _merged(k, stack.unit_region[k], partial[k], patch, previous, full)
         patches[k] = Patch(*patch)
         stage.advance()
 
     composite_without(size, [block.units for block in blocks], stack.block_layer,
-                      stack.without_layer, stack.unit_region, full, done, only)
+                      stack.without_layer, regions, full, done, only)
+
+
+def _merged(k: int, region: Box, part: Box, fresh: tuple, previous: LooResult,
+            full: np.ndarray) -> tuple:
+    """(box, pixels) of unit k's image inside ``region``, shrunk to where it differs from
+    ``full``: its image in ``previous`` there (the previous full render with its previous
+    patch), but inside ``part`` the one just composited (``fresh``: where that differs
+    from ``full``, which it equals elsewhere in ``part``)."""
+    y0, y1, x0, x1 = region
+    image = previous.full[y0:y1, x0:x1].copy()
+    old = previous.patches[k]
+    if old.box is not None:
+        by0, by1, bx0, bx1 = old.box
+        image[by0 - y0:by1 - y0, bx0 - x0:bx1 - x0] = old.pixels
+    py0, py1, px0, px1 = part
+    image[py0 - y0:py1 - y0, px0 - x0:px1 - x0] = full[py0:py1, px0:px1]
+    box, pixels = fresh
+    if box is not None:
+        by0, by1, bx0, bx1 = box
+        image[by0 - y0:by1 - y0, bx0 - x0:bx1 - x0] = pixels
+    return tight(region, image, full)
 
 
 def leave_one_out(us: UnitSet, method: str = "fast", size: int = DEFAULT_RENDER_SIZE,
