@@ -444,3 +444,29 @@ def test_disagreement_mask_is_the_dense_computation(seed):
     assert want.sum() >= 9  # patches survive the opening: the comparison is not empty
     assert np.array_equal(got.mask, want) and got.pixels == int(want.sum())
     assert np.array_equal(disagreement(a, a).mask, np.zeros((64, 80), bool))
+
+
+def test_a_check_uses_the_picture_the_scoring_sends_instead_of_drawing_it(monkeypatch):
+    """The proof sends the scoring's full pictures (analysis size) with its checks: the
+    worker compares with them, and draws the document only when none is sent."""
+    import svgloo.engine.proof as proof
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 20">'
+           '<rect width="20" height="20" fill="#fff"/><circle cx="9" cy="9" r="5"/></svg>')
+    without = svg.replace('<circle cx="9" cy="9" r="5"/>', "")
+    drawn = []
+    real = proof.kept_picture
+    monkeypatch.setattr(proof, "kept_picture", lambda *a: drawn.append(a) or real(*a))
+    for renderer, draw in (("cairosvg", render_rgba), ("resvg", render_rgba_resvg)):
+        picture = draw(svg, 48)
+        sent = proof.job_picture_changes(svg, [without], 48, DEFAULT_LIMITS, "t.svg",
+                                         renderer, picture)
+        assert drawn == []
+        assert sent == proof.job_picture_changes(svg, [without], 48, DEFAULT_LIMITS,
+                                                 "t.svg", renderer)
+        assert len(drawn) == 1 and sent[0][0] > 0
+        drawn.clear()
+        # what it compares with is what was sent: against the picture without the circle,
+        # removing the circle moves nothing
+        assert proof.job_picture_changes(svg, [without], 48, DEFAULT_LIMITS, "t.svg",
+                                         renderer, draw(without, 48))[0][0] == 0

@@ -84,12 +84,15 @@ def job_render_pictures(texts: list[str], size: int, limits: Limits, name: str,
 
 
 def job_picture_changes(full_text: str, texts: list[str], size: int, limits: Limits,
-                        name: str, renderer: str) -> list[tuple[int, int, tuple]]:
+                        name: str, renderer: str, full: np.ndarray | None = None
+                        ) -> list[tuple[int, int, tuple]]:
     """For each of ``texts``, (pixels that moved by more than PROOF_TOLERANCE, the largest
     change, some of those pixels) against ``full_text``, with one renderer, in a worker.
     Only numbers come back: the full picture is rendered once per worker and kept
-    (render_jobs.kept_picture)."""
-    full = kept_picture(full_text, size, limits, name, renderer)
+    (render_jobs.kept_picture), unless the caller sends it (``full``: the picture of
+    ``full_text``, which the scoring has at the analysis size)."""
+    if full is None:
+        full = kept_picture(full_text, size, limits, name, renderer)
     return [_moved(full, draw_picture(text, size, limits, name, renderer)) for text in texts]
 
 
@@ -127,7 +130,10 @@ def _where_changed(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """(flat indices of the pixels where two RGBA pictures differ at all, their
     ``picture_change``): the change worked out only there."""
     flat_a, flat_b = a.reshape(-1, 4), b.reshape(-1, 4)
-    differ = np.flatnonzero((flat_a != flat_b).any(axis=1))
+    if flat_a.flags.c_contiguous and flat_b.flags.c_contiguous:  # RGBA as one word
+        differ = np.flatnonzero(flat_a.view(np.uint32)[:, 0] != flat_b.view(np.uint32)[:, 0])
+    else:
+        differ = np.flatnonzero((flat_a != flat_b).any(axis=1))
     if differ.size == 0:
         return differ, np.zeros(0, np.int16)
     return differ, picture_change(flat_a[differ][None], flat_b[differ][None])[0]
@@ -186,8 +192,12 @@ class Prover:
     def __init__(self, us: UnitSet, sizes: Iterable[int], limits: Limits = DEFAULT_LIMITS,
                  pool: RenderPool | None = None,
                  should_stop: Callable[[], bool] | None = None,
-                 reuse: CheckReuse | None = None):
+                 reuse: CheckReuse | None = None, pictures: Mapping | None = None):
         self.us = us
+        # (renderer, size) -> the document's picture, where the caller has it: sent with
+        # the checks, so that no worker renders it again (a 384 px picture pickles in a
+        # millisecond; drawing it takes tens)
+        self.pictures = dict(pictures or {})
         self.sizes = tuple(sorted(sizes))
         self.limits = limits
         self.pool = pool or shared_pool(limits)
@@ -246,7 +256,8 @@ class Prover:
         if got is None:
             text = text_without(self.us, set(remove))
             found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
-                                          self.pool, self.us.doc.name, self.should_stop)
+                                          self.pool, self.us.doc.name, self.should_stop,
+                                          self.pictures)
             self.rendered += renders
             got = ((found, renders), True)
         outcome, exact = got
@@ -277,8 +288,8 @@ class Prover:
             if self.should_stop is not None:
                 self.should_stop()
             texts = [text_without(self.us, {i}) for i in todo]
-            jobs = [(self.us.doc.text, texts, size, self.limits, self.us.doc.name, renderer)
-                    for renderer in RENDERERS]
+            jobs = [(self.us.doc.text, texts, size, self.limits, self.us.doc.name, renderer,
+                     self.pictures.get((renderer, size))) for renderer in RENDERERS]
             results = self.pool.map(job_picture_changes, jobs, self.us.doc.name)
             self.rendered += len(texts) * len(RENDERERS)
             for i in todo:
@@ -299,17 +310,20 @@ class Prover:
 
 def text_changes(full_text: str, text: str, sizes: Iterable[int],
                  limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
-                 name: str = "<input>", should_stop: Callable[[], bool] | None = None
-                 ) -> tuple[list[Change], int]:
+                 name: str = "<input>", should_stop: Callable[[], bool] | None = None,
+                 pictures: Mapping | None = None) -> tuple[list[Change], int]:
     """(the pictures that ``text`` changes against ``full_text`` beyond the tolerance, at
     the first of ``sizes`` where any changes; the renders asked for). The proof of any
-    edited text, not only of removed units (``svgloo fix`` proves its whole result)."""
+    edited text, not only of removed units (``svgloo fix`` proves its whole result).
+    ``pictures``: (renderer, size) -> the picture of ``full_text``, where known."""
+    pictures = pictures or {}
     pool = pool or shared_pool(limits)
     renders = 0
     for size in sorted(sizes):
         if should_stop is not None:
             should_stop()
-        jobs = [(full_text, [text], size, limits, name, renderer) for renderer in RENDERERS]
+        jobs = [(full_text, [text], size, limits, name, renderer,
+                 pictures.get((renderer, size))) for renderer in RENDERERS]
         results = pool.map(job_picture_changes, jobs, name)
         renders += len(jobs)
         found = [Change(RENDERER_NAMES[renderer], size, moved, largest, at)
@@ -681,7 +695,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             state.reused = True
             state.checks, state.inexact = previous.checks, previous.inexact
         else:
-            prover = Prover(us, sizes, limits, pool, should_stop, reuse)
+            prover = Prover(us, sizes, limits, pool, should_stop, reuse,
+                            {("cairosvg", size): cairo, ("resvg", size): resvg})
             if reuse is not None:
                 prover.boxes = reuse.boxes
             else:
