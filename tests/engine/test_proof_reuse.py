@@ -387,3 +387,34 @@ def test_hidden_candidates_keep_the_verdict_unmeasured(render_pool, visible):
     else:
         assert _statuses(run) == ["proven", "proven", "visible"]
         assert again.proof.reused and not again.proof.candidate_extents
+
+
+def test_what_the_reuse_measures_is_measured_beside_the_leave_one_out(render_pool, first,
+                                                                      monkeypatch):
+    """After an edit the proof's reuse measures where the edited shape inks, before and
+    after, and where the candidates ink (a proof of one check): those jobs now start in a
+    thread of their own once the layers are drawn (EarlyMeasures), and the proof itself
+    measures nothing. The result is the cold one."""
+    import threading
+
+    from svgloo.engine.workers import RenderPool
+
+    settings, run = first
+    calls = []
+    real = RenderPool.map
+
+    def spy(self, fn, jobs, *a, **k):
+        calls.append((fn.__name__, threading.current_thread() is threading.main_thread()))
+        return real(self, fn, jobs, *a, **k)
+
+    monkeypatch.setattr(RenderPool, "map", spy)
+    again = score_text(SVG.replace('fill="#a00"', 'fill="#0a5"'), "t.svg", settings,
+                       pool=render_pool, previous=run)
+    measures = [c for c in calls if c[0] in ("job_extents", "job_candidate_extents")]
+    assert {name for name, _ in measures} == {"job_extents", "job_candidate_extents"}
+    assert not any(in_main for _, in_main in measures)
+    assert again.proof.reused
+    cold = score_text(SVG.replace('fill="#a00"', 'fill="#0a5"'), "t.svg", settings,
+                      pool=render_pool)
+    assert _json(again) == _json(cold)
+    assert again.result["timings"]["proof_renders"] < cold.result["timings"]["proof_renders"]

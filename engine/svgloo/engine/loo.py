@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -196,7 +196,8 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
              pool: RenderPool | None = None,
              progress: WorkProgress | ProgressFn | None = None,
              layer_cache: MutableMapping | None = None, alone: bool = False,
-             previous: LooResult | None = None, pictures=None) -> LooResult:
+             previous: LooResult | None = None, pictures=None,
+             on_drawn: Callable[[], None] | None = None) -> LooResult:
     """``layer_cache``: optional mapping (hash of layer text and size) -> rendered layer,
     kept by a long-lived caller (the daemon) so that after a small edit only the layers
     whose text changed are rendered again. ``alone``: also draw each windowed subpath
@@ -205,7 +206,8 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     cannot have changed keep it (see _unchanged_units); the patches are those of a call
     without ``previous``, bit for bit. ``pictures`` (render_jobs.FullPictures of the
     document's text at ``size``, on their way): the full render is CairoSVG's picture over
-    white when the text rendered is that one (see absolute_subpaths)."""
+    white when the text rendered is that one (see absolute_subpaths). ``on_drawn`` is
+    called once the layers are drawn (the workers are free for other jobs)."""
     pool = pool or shared_pool(limits)
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
@@ -344,6 +346,8 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
         without_layer[k] = layer
         layer_keys[block_of[k]].append(key)
     t_render = time.perf_counter() - t0
+    if on_drawn is not None:
+        on_drawn()
 
     # Where each unit's leave-one-out image can differ from the full render: its own
     # layer's box (singletons), its window or box (local blocks), or what its block draws
@@ -523,13 +527,16 @@ def leave_one_out(us: UnitSet, method: str = "fast", size: int = DEFAULT_RENDER_
                   limits: Limits = DEFAULT_LIMITS, pool: RenderPool | None = None,
                   progress: WorkProgress | ProgressFn | None = None,
                   layer_cache: MutableMapping | None = None, alone: bool = False,
-                  previous: LooResult | None = None, pictures=None) -> LooResult:
+                  previous: LooResult | None = None, pictures=None,
+                  on_drawn: Callable[[], None] | None = None) -> LooResult:
     """``alone``: fast also returns the layers it can draw alone on the way; ``previous``:
     an earlier result of the same document whose unchanged patches fast keeps;
-    ``pictures``: the document's pictures, on their way (see loo_fast)."""
+    ``pictures``: the document's pictures, on their way; ``on_drawn``: called once fast's
+    layers are drawn (see loo_fast)."""
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":
         return loo_fast(us, size, limits, pool, progress, layer_cache=layer_cache,
-                        alone=alone, previous=previous, pictures=pictures)
+                        alone=alone, previous=previous, pictures=pictures,
+                        on_drawn=on_drawn)
     raise ValueError(f"unknown leave-one-out method {method!r} (fast or naive)")

@@ -49,9 +49,9 @@ import numpy as np
 from svgloo.engine.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.masks import dilate_cross, open_square3
-from svgloo.engine.proof_reuse import (CheckReuse, ProofState, candidate_boxes, carry,
-                                        components, ink_mask, mask_meets_array, reuse_check,
-                                        text_key)
+from svgloo.engine.proof_reuse import (CheckReuse, EarlyMeasures, ProofState,
+                                        candidate_boxes, carry, components, ink_mask,
+                                        mask_meets_array, reuse_check, text_key)
 from svgloo.engine.render_jobs import FullPictures, draw_picture, kept_picture
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.units import UnitSet, text_keeping, text_without
@@ -620,7 +620,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
                    should_stop: Callable[[], bool] | None = None,
                    over_white: dict[int, int] | None = None,
                    previous: ProofState | None = None,
-                   pictures: FullPictures | None = None) -> ProofResult:
+                   pictures: FullPictures | None = None,
+                   early: EarlyMeasures | None = None) -> ProofResult:
     """The removal status of every unit of a scored document. ``invisible``: the units
     CairoSVG's leave-one-out found without effect (the only candidates); every other unit
     is "visible". Candidates that use a feature svgloo cannot vouch for, or draw where the
@@ -631,7 +632,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     ``ProofResult.state``): its verdict is kept when the edit cannot meet the candidates
     in any of the proof's pictures (proof_reuse.py); the result is that of a call without
     it. ``pictures``: the document's pictures at ``size``, already on their way (the
-    scoring started them)."""
+    scoring started them); ``early``: what the reuse measures, measured early (the
+    scoring started it too)."""
     t0 = time.perf_counter()
     pool = pool or shared_pool(limits)
     name = us.doc.name
@@ -686,6 +688,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
         checked = checked_line(sizes, note)
         kept = reuse = None
         if previous is not None:
+            if early is not None:
+                renders += early.give(state)
             kept, reuse, spent = reuse_check(previous, state, candidates, sizes, note, limits,
                                              pool, should_stop)
             renders += spent

@@ -39,6 +39,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -641,6 +642,73 @@ def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limit
     return True, renders
 
 
+class EarlyMeasures:
+    """What ``reuse_check`` will measure after an edit, measured while the scoring is still
+    busy with its leave-one-out: where E inks before and after (``job_extents``) and, for
+    a previous proof of one check, where the candidates ink (``_measure_candidates``). It
+    runs in a thread from ``start()`` (the scoring calls it once its layers are drawn, so
+    that these jobs queue behind them, not before) and is best effort: anything it did not
+    get (an error, another edit) the proof measures itself. Keyed by the texts measured,
+    as the proof's own caches are, so a measurement is used only for the very text."""
+
+    def __init__(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool):
+        self.extents: dict = {}
+        self.candidate_extents: dict = {}
+        self.renders = 0  # measuring passes, counted as reuse_check counts its own
+        self._thread = threading.Thread(target=self._run, args=(previous, us, limits, pool),
+                                        daemon=True)
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread.ident is None:
+                self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for what was started (nothing, if it never was)."""
+        if self._thread.ident is not None:
+            self._thread.join()
+
+    def _run(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool):
+        try:
+            self._measure(previous, us, limits, pool)
+        except BaseException:  # best effort: the proof measures what is missing itself
+            pass
+
+    def _measure(self, previous: ProofState, us: UnitSet, limits: Limits,
+                 pool: RenderPool) -> None:
+        old, name, sizes = previous.us, us.doc.name, previous.sizes
+        if previous.outcome is None or not previous.candidates or not sizes:
+            return
+        e = edited_element(old, us)
+        plain = None if e is None else _plain_edit(old, us, e, previous.candidates)
+        if plain is None:
+            return
+        texts, keys = _edit_texts(old, us, e)
+        todo = [(text, key) for text, key in zip(texts, keys) if key not in previous.extents]
+        if todo:
+            measured = pool.map(job_extents, [(text, sizes, limits, name)
+                                              for text, _ in todo], name)
+            self.extents = {key: got for (_, key), got in zip(todo, measured)}
+            self.renders += len(todo)
+        if plain != "any" or sum(key[0] == "set" for key in previous.checks) > 1:
+            return  # the proof reads the candidates' masks (kept), or nothing more
+        elements = {us.units[i].element for i in previous.candidates}
+        elements -= _hidden(us, elements)
+        found = _candidates_text(us, elements) if elements else None
+        if found is not None and found[1] not in previous.candidate_extents:
+            self.candidate_extents = {found[1]: _measure_candidates(found[0], sizes, limits,
+                                                                    pool, name)}
+            self.renders += len(sizes)
+
+    def give(self, state: ProofState) -> int:
+        """Wait, then add what was measured to ``state``'s caches; returns the passes."""
+        self.wait()
+        state.extents.update(self.extents)
+        state.candidate_extents.update(self.candidate_extents)
+        return self.renders
+
+
 def carry(previous: ProofState | None, state: ProofState) -> None:
     """Start ``state`` with what the previous state measured that a text can still match:
     the candidates' cover and the most recent extents (both keyed by the text drawn)."""
@@ -653,6 +721,6 @@ def carry(previous: ProofState | None, state: ProofState) -> None:
         state.extents[key] = previous.extents[key]
 
 
-__all__ = ["ProofState", "reuse_check", "edited_element", "ink_mask", "mask_meets",
+__all__ = ["ProofState", "EarlyMeasures", "reuse_check", "edited_element", "ink_mask", "mask_meets",
            "mask_meets_array", "carry", "text_key", "EXTENTS_MARGIN", "CheckReuse",
            "candidate_boxes", "components"]

@@ -20,6 +20,7 @@ from svgloo.engine.loo import LooResult, leave_one_out
 from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.proof import prove_removals
+from svgloo.engine.proof_reuse import EarlyMeasures
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
 from svgloo.engine.render_jobs import FullPictures, job_render_full
@@ -130,9 +131,15 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     # The document's pictures in both renderers, from now on beside the layers: the
     # leave-one-out's full render and the proof's comparison of the renderers.
     pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name)
+    # After an edit, what the proof's reuse measures starts once the layers are drawn.
+    early = EarlyMeasures(previous.proof, units, limits, pool) \
+        if previous is not None and previous.proof is not None else None
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
                         layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0,
-                        previous=previous.loo if previous else None, pictures=pictures)
+                        previous=previous.loo if previous else None, pictures=pictures,
+                        on_drawn=early.start if early is not None else None)
+    if early is not None:
+        early.start()  # (naive draws no layers)
     t_score = time.perf_counter()
     reference = load_reference(
         spec, settings.size, loo.full,
@@ -177,7 +184,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                            over_white={i: loo.patches[i].largest_change(loo.full)
                                        for i in invisible},
                            previous=previous.proof if previous else None,
-                           pictures=pictures)
+                           pictures=pictures, early=early)
     for row, removal in zip(unit_rows, proof.status):
         row["removal"] = removal
     notes = []
