@@ -418,3 +418,23 @@ def test_what_the_reuse_measures_is_measured_beside_the_leave_one_out(render_poo
                       pool=render_pool)
     assert _json(again) == _json(cold)
     assert again.result["timings"]["proof_renders"] < cold.result["timings"]["proof_renders"]
+
+
+def test_the_one_pass_reference_test_is_the_per_id_search_on_random_texts():
+    """_referenced reads the names after every "#" of a text once; it answers as a search
+    for "#id" not followed by a name character does, ids with other characters included."""
+    import random
+
+    from svgloo.engine.proof_reuse import _referenced
+
+    def searched(text, ident):
+        return bool(ident) and re.search("#" + re.escape(ident) + r"(?![\w.:-])",
+                                         text) is not None
+
+    picks = random.Random(0)
+    alphabet = "ab#.:-_ x(é)1"
+    for _ in range(20000):
+        text = "".join(picks.choice(alphabet) for _ in range(picks.randrange(0, 30)))
+        ident = "".join(picks.choice(alphabet.replace("#", ""))
+                        for _ in range(picks.randrange(0, 4)))
+        assert _referenced(text, ident) == searched(text, ident), (text, ident)
