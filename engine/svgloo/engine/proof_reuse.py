@@ -674,7 +674,7 @@ class EarlyMeasures:
     def __init__(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool):
         self.extents: dict = {}
         self.candidate_extents: dict = {}
-        self.renders = 0  # measuring passes, counted as reuse_check counts its own
+        self.renders = self.edit_renders = 0  # passes, counted as reuse_check counts them
         self._thread = threading.Thread(target=self._run, args=(previous, us, limits, pool),
                                         daemon=True)
         self._lock = threading.Lock()
@@ -706,27 +706,40 @@ class EarlyMeasures:
             return
         texts, keys = _edit_texts(old, us, e)
         todo = [(text, key) for text, key in zip(texts, keys) if key not in previous.extents]
-        if todo:
-            measured = pool.map(job_extents, [(text, sizes, limits, name)
-                                              for text, _ in todo], name)
-            self.extents = {key: got for (_, key), got in zip(todo, measured)}
-            self.renders += len(todo)
-        if plain != "any" or sum(key[0] == "set" for key in previous.checks) > 1:
-            return  # the proof reads the candidates' masks (kept), or nothing more
-        elements = {us.units[i].element for i in previous.candidates}
-        elements -= _hidden(us, elements)
-        found = _candidates_text(us, elements) if elements else None
-        if found is not None and found[1] not in previous.candidate_extents:
-            self.candidate_extents = {found[1]: _measure_candidates(found[0], sizes, limits,
-                                                                    pool, name)}
-            self.renders += len(sizes)
+        # E's extents in a thread of their own, beside the candidates' (both are jobs of
+        # a few ms to a few tens; side by side on the workers, not one after the other)
+        edit = threading.Thread(target=self._measure_edit, args=(todo, sizes, limits, pool,
+                                                                 name), daemon=True)
+        edit.start()
+        try:
+            if plain != "any" or sum(key[0] == "set" for key in previous.checks) > 1:
+                return  # the proof reads the candidates' masks (kept), or nothing more
+            elements = {us.units[i].element for i in previous.candidates}
+            elements -= _hidden(us, elements)
+            found = _candidates_text(us, elements) if elements else None
+            if found is not None and found[1] not in previous.candidate_extents:
+                self.candidate_extents = {found[1]: _measure_candidates(
+                    found[0], sizes, limits, pool, name)}
+                self.renders += len(sizes)
+        finally:
+            edit.join()
+
+    def _measure_edit(self, todo, sizes, limits: Limits, pool: RenderPool, name: str):
+        try:
+            if todo:
+                measured = pool.map(job_extents, [(text, sizes, limits, name)
+                                                  for text, _ in todo], name)
+                self.extents = {key: got for (_, key), got in zip(todo, measured)}
+                self.edit_renders = len(todo)
+        except BaseException:  # best effort, as _run
+            pass
 
     def give(self, state: ProofState) -> int:
         """Wait, then add what was measured to ``state``'s caches; returns the passes."""
         self.wait()
         state.extents.update(self.extents)
         state.candidate_extents.update(self.candidate_extents)
-        return self.renders
+        return self.renders + self.edit_renders
 
 
 def carry(previous: ProofState | None, state: ProofState) -> None:
