@@ -230,8 +230,8 @@ def test_a_small_change_rescores_a_large_patch_near_it_only(monkeypatch, render_
     before = backbone.prepare(Reference("self", "self", image=full))
     backbone.similarity_patched(full, [large], before)
     areas = []
-    real = pixel_backbone._patched_map
-    monkeypatch.setattr(pixel_backbone, "_patched_map", lambda x, p, prep, at: areas.append(
+    real = pixel_backbone._window_inputs
+    monkeypatch.setattr(pixel_backbone, "_window_inputs", lambda x, p, prep, at: areas.append(
         (at[1] - at[0]) * (at[3] - at[2])) or real(x, p, prep, at))
     after = backbone.prepare(Reference("self", "self", image=edited))
     again = backbone.similarity_patched(edited, [large], after,
@@ -242,3 +242,32 @@ def test_a_small_change_rescores_a_large_patch_near_it_only(monkeypatch, render_
     assert np.array_equal(again, cold)
     want = 1.0 - scipy_ssim(large.materialize(edited), edited)
     assert abs((1.0 - again[0]) - want) <= 1e-3 * abs(want)
+
+
+def test_windows_computed_together_are_the_windows_computed_alone(monkeypatch, render_pool):
+    """Small windows of one shape are scored in one pass of numpy calls (_ssim_maps over
+    stacked windows): the scores are those of every window computed alone, bit for bit."""
+    run = score_file(str(CORPUS / "noto" / "emoji_u1f99a.svg"),
+                     ScoreSettings(backbone="pixel"), pool=render_pool)
+    full = run.loo.full
+    # equal boxes in many places: each patch's pixels moved to a grid of positions
+    patch = next(p for p in run.loo.patches if p.box is not None
+                 and 8 <= p.box[1] - p.box[0] <= 40 and 8 <= p.box[3] - p.box[2] <= 40)
+    hy, wx = patch.box[1] - patch.box[0], patch.box[3] - patch.box[2]
+    moved = [type(patch)((y, y + hy, x, x + wx), patch.pixels)
+             for y in range(0, 384 - hy, 53) for x in range(0, 384 - wx, 61)]
+    backbone = PixelBackbone()
+    together, alone = pixel_backbone.BATCH_PIXELS, 0
+    stacked = []
+    real = pixel_backbone._ssim_maps
+    monkeypatch.setattr(pixel_backbone, "_ssim_maps",
+                        lambda *a: stacked.append(len(a[0]) // 3) or real(*a))
+    scores = {}
+    for batch in (together, alone):
+        monkeypatch.setattr(pixel_backbone, "BATCH_PIXELS", batch)
+        prepared = backbone.prepare(Reference("image", "shifted", image=np.roll(full, 3, 1)))
+        stacked.clear()
+        scores[batch] = backbone.similarity_patched(full, moved, prepared)
+        assert max(stacked) > (20 if batch == together else 0) and \
+            (batch == together or max(stacked) == 1)
+    assert len(moved) > 20 and np.array_equal(scores[alone], scores[together])

@@ -215,17 +215,28 @@ def _ssim_map(x_padded: np.ndarray, y_padded: np.ndarray, prepared: _Prepared,
     """Per-pixel SSIM (mean over R, G, B) inside ``region`` of the image, given x and y
     padded by RADIUS around it (reflected where the region meets the image border)."""
     region = (slice(None), *region)
-    mu_y_all = prepared.mu_y[region]
-    den_y1_all, den_y2_all = prepared.den_y1[region], prepared.den_y2[region]
-    out = np.empty(mu_y_all.shape[1:], np.float32)
-    for r0, r1 in _bands(out.shape[0], 9, x_padded.shape[2]):
+    return _ssim_maps(x_padded, y_padded, prepared.mu_y[region], prepared.den_y1[region],
+                      prepared.den_y2[region])[0]
+
+
+def _ssim_maps(x_padded: np.ndarray, y_padded: np.ndarray, mu_y_all: np.ndarray,
+               den_y1_all: np.ndarray, den_y2_all: np.ndarray) -> np.ndarray:
+    """SSIM maps of k windows at once: x and y (3k, H + 2 RADIUS, W + 2 RADIUS), the
+    reference's statistics (3k, H, W), R, G, B of each window in turn -> (k, H, W). Every
+    value is computed by the same operations in the same order as for one window alone:
+    the blurs work plane by plane, the rest element by element, and each window's mean
+    over its three channels is its own."""
+    k = x_padded.shape[0] // 3
+    c = 3 * k
+    out = np.empty((k,) + mu_y_all.shape[1:], np.float32)
+    for r0, r1 in _bands(out.shape[1], 3 * c, x_padded.shape[2]):
         x = x_padded[:, r0:r1 + 2 * RADIUS]
-        planes = np.empty((9,) + x.shape[1:], np.float32)  # x, x*x and x*y, blurred at once
-        planes[:3] = x
-        np.multiply(x, x, out=planes[3:6])
-        np.multiply(x, y_padded[:, r0:r1 + 2 * RADIUS], out=planes[6:])
+        planes = np.empty((3 * c,) + x.shape[1:], np.float32)  # x, x*x, x*y blurred at once
+        planes[:c] = x
+        np.multiply(x, x, out=planes[c:2 * c])
+        np.multiply(x, y_padded[:, r0:r1 + 2 * RADIUS], out=planes[2 * c:])
         b = _blur_band(planes)
-        mu_x, xx, xy = b[:3], b[3:6], b[6:]  # centred
+        mu_x, xx, xy = b[:c], b[c:2 * c], b[2 * c:]  # centred
         mu_y = mu_y_all[:, r0:r1]
         num = mu_x * mu_y
         np.subtract(xy, num, out=num)
@@ -243,7 +254,7 @@ def _ssim_map(x_padded: np.ndarray, y_padded: np.ndarray, prepared: _Prepared,
         mu_x += den_y1_all[:, r0:r1]        # mu_x^2 + mu_y^2 + C1
         den *= mu_x
         num /= den
-        out[r0:r1] = num.mean(axis=0)
+        out[:, r0:r1] = num.reshape((k, 3) + num.shape[1:]).mean(axis=1)
     return out
 
 
@@ -290,27 +301,34 @@ class PixelBackbone:
         npix = h * w
         out = np.empty(len(patches), np.float64)
         sums: list[_TileSums | None] = [None] * len(patches)
-        for i, patch in enumerate(patches):
-            if patch.box is None:
-                out[i] = total / npix
-                if on_done is not None:
-                    on_done(1)
-                continue
-            region = _grown(patch.box, RADIUS, h, w)
-            kept, stale = old[i] if old[i] is not None else (None, region)
-            grid = None if kept is None else kept.grid
-            if stale is not None:
-                local = _patched_map(x_full, patch, prepared, stale)
-                grid = _tile_grid(local, stale) if kept is None else \
-                    _replaced(grid, region, _tile_grid(local, stale), stale)
-            dy0, dy1, dx0, dx1 = region
-            was = float(full_map[dy0:dy1, dx0:dx1].sum(dtype=np.float64))
-            sums[i] = _TileSums(patch, region, grid)
-            out[i] = (total - was + math.fsum(grid.ravel().tolist())) / npix
+        for chunk in range(0, len(patches), BATCH_PATCHES):
+            todo = {}  # patch -> (its region, kept sums, the rectangle to compute)
+            for i in range(chunk, min(len(patches), chunk + BATCH_PATCHES)):
+                if patches[i].box is None:
+                    out[i] = total / npix
+                    continue
+                region = _grown(patches[i].box, RADIUS, h, w)
+                kept, stale = old[i] if old[i] is not None else (None, region)
+                todo[i] = (region, kept, stale)
+            maps = _patched_maps(x_full, patches, prepared,
+                                 {i: at for i, (_, _, at) in todo.items() if at is not None})
+            for i, (region, kept, stale) in todo.items():
+                grid = None if kept is None else kept.grid
+                if stale is not None:
+                    grid = _tile_grid(maps[i], stale) if kept is None else \
+                        _replaced(grid, region, _tile_grid(maps[i], stale), stale)
+                dy0, dy1, dx0, dx1 = region
+                was = float(full_map[dy0:dy1, dx0:dx1].sum(dtype=np.float64))
+                sums[i] = _TileSums(patches[i], region, grid)
+                out[i] = (total - was + math.fsum(grid.ravel().tolist())) / npix
             if on_done is not None:
-                on_done(1)
+                on_done(min(len(patches), chunk + BATCH_PATCHES) - chunk)
         prepared.patch_sums = sums
         return out
+
+
+BATCH_PATCHES = 64      # patches scored per step (progress is reported per step)
+BATCH_PIXELS = 96 * 96  # windows up to this size are computed together when alike
 
 
 SUM_TILE = 32  # px: a patched map's sum is kept per tile of the canvas this size
@@ -364,11 +382,31 @@ def _replaced(grid: np.ndarray, region: tuple, part: np.ndarray, at: tuple) -> n
     return out
 
 
-def _patched_map(x_full: np.ndarray, patch, prepared: _Prepared, at: tuple) -> np.ndarray:
-    """The SSIM map of the leave-one-out image - the full render's planes with the patch
-    pasted - over the rectangle ``at`` of the canvas. Each value is computed from
-    the input within RADIUS of it (reflected past the image's border exactly as the whole
-    image is), by the same operations whatever rectangle asks: the same bits."""
+def _patched_maps(x_full: np.ndarray, patches, prepared: _Prepared, wanted: dict) -> dict:
+    """patch index -> the SSIM map of its leave-one-out image (the full render's planes
+    with the patch pasted) over the rectangle ``wanted[i]`` of the canvas. Small windows
+    of one shape are computed together (``_ssim_maps``: one pass of numpy calls for many
+    windows of a few thousand pixels, whose cost is the calls, not the pixels); each value
+    is computed from the input within RADIUS of it (reflected past the image's border
+    exactly as the whole image is), by the same operations whatever window asks: the
+    same bits."""
+    groups: dict = {}
+    for i, (y0, y1, x0, x1) in wanted.items():
+        shape = (y1 - y0, x1 - x0)
+        key = shape if shape[0] * shape[1] <= BATCH_PIXELS else ("alone", i)
+        groups.setdefault(key, []).append(i)
+    out = {}
+    for members in groups.values():
+        inputs = [_window_inputs(x_full, patches[i], prepared, wanted[i]) for i in members]
+        maps = _ssim_maps(*(np.concatenate(part) if len(inputs) > 1 else part[0]
+                            for part in zip(*inputs)))
+        out.update(zip(members, maps))
+    return out
+
+
+def _window_inputs(x_full: np.ndarray, patch, prepared: _Prepared, at: tuple) -> tuple:
+    """(x and y padded by RADIUS around the rectangle ``at``, the reference's mu_y, den_y1
+    and den_y2 there): what _ssim_maps reads for one window."""
     h, w = x_full.shape[1:]
     dy0, dy1, dx0, dx1 = at
     ey0, ey1, ex0, ex1 = _grown(at, RADIUS, h, w)
@@ -382,10 +420,11 @@ def _patched_map(x_full: np.ndarray, patch, prepared: _Prepared, at: tuple) -> n
               ex0 - (dx0 - RADIUS), dx1 + RADIUS - ex1)
     if any(widths):  # only where the rectangle meets the image's border
         crop = _pad(crop, *widths)
-    # y_padded is shifted by RADIUS: image row r is its row r + RADIUS
-    y_crop = prepared.y_padded[:, dy0:dy1 + 2 * RADIUS, dx0:dx1 + 2 * RADIUS]
     prepared.ensure(dy0, dy1, dx0, dx1)
-    return _ssim_map(crop, y_crop, prepared, (slice(dy0, dy1), slice(dx0, dx1)))
+    # y_padded is shifted by RADIUS: image row r is its row r + RADIUS
+    window = (slice(None), slice(dy0, dy1), slice(dx0, dx1))
+    return (crop, prepared.y_padded[:, dy0:dy1 + 2 * RADIUS, dx0:dx1 + 2 * RADIUS],
+            prepared.mu_y[window], prepared.den_y1[window], prepared.den_y2[window])
 
 
 def _image_change(old_full: np.ndarray, old_patch, full: np.ndarray, patch,
