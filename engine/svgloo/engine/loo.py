@@ -203,7 +203,7 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     whose text changed are rendered again. ``alone``: also draw each windowed subpath
     alone, in its window (``LooResult.alone``; findings use them). ``previous``: the
     result for an earlier text of the same document (same size): units whose patch
-    cannot have changed keep it (see _unchanged_units); the patches are those of a call
+    cannot have changed keep it (see _since_previous); the patches are those of a call
     without ``previous``, bit for bit. ``pictures`` (render_jobs.FullPictures of the
     document's text at ``size``, on their way): the full render is CairoSVG's picture over
     white when the text rendered is that one (see absolute_subpaths). ``on_drawn`` is

@@ -344,14 +344,19 @@ def _local_elements(us: UnitSet, elements: set[int]) -> set[int]:
     plain: dict[int, bool] = doc.memo.setdefault("plain_shapes", {})
 
     def passes(node) -> bool:
-        i = doc.index_of(node)
-        if i not in plain:
+        # up to the first ancestor already known (or the root), then down again
+        path = []
+        while node is not None and doc.index_of(node) not in plain:
+            path.append(node)
+            node = node.getparent()
+        ok = True if node is None else plain[doc.index_of(node)]
+        for node in reversed(path):
+            i = doc.index_of(node)
             el = doc.elements[i]
-            parent = node.getparent()
-            plain[i] = not (_RISKY_TAG.search(text, el.start, el.start_tag_end)
-                            or _referenced(text, node.get("id")) or el.tag == "switch") \
-                and (parent is None or passes(parent))
-        return plain[i]
+            ok = ok and not (_RISKY_TAG.search(text, el.start, el.start_tag_end)
+                             or _referenced(text, node.get("id")) or el.tag == "switch")
+            plain[i] = ok
+        return ok
 
     return {e for e in elements
             if doc.elements[e].tag in SHAPES and not len(doc.nodes[e]) and passes(doc.nodes[e])}
