@@ -438,3 +438,33 @@ def test_the_one_pass_reference_test_is_the_per_id_search_on_random_texts():
         ident = "".join(picks.choice(alphabet.replace("#", ""))
                         for _ in range(picks.randrange(0, 4)))
         assert _referenced(text, ident) == searched(text, ident), (text, ident)
+
+
+def test_a_check_the_edit_reaches_is_rendered_ahead_and_not_again(render_pool, first,
+                                                                  monkeypatch):
+    """Recolouring the hairline's cover meets the candidate: the previous proof's check is
+    rendered ahead at the first size, beside the leave-one-out (EarlyMeasures), and the
+    proof takes it from there - it renders only the proof size itself. The result is the
+    cold one."""
+    import threading
+
+    from svgloo.engine.workers import RenderPool
+
+    settings, run = first
+    calls = []
+    real = RenderPool.map
+
+    def spy(self, fn, jobs, *a, **k):
+        if fn.__name__ == "job_picture_changes":
+            calls.append((threading.current_thread() is threading.main_thread(), jobs[0][2]))
+        return real(self, fn, jobs, *a, **k)
+
+    monkeypatch.setattr(RenderPool, "map", spy)
+    text = SVG.replace('fill="#0a0"', 'fill="#00a"')
+    again = score_text(text, "t.svg", settings, pool=render_pool, previous=run)
+    assert (False, SIZE) in calls and (True, SIZE) not in calls
+    assert (True, 1024) in calls  # the hairline passes at 96 px: the proof size is next
+    monkeypatch.setattr(RenderPool, "map", real)
+    cold = score_text(text, "t.svg", settings, pool=render_pool)
+    assert _json(again) == _json(cold)
+    assert _statuses(again) == _statuses(run)

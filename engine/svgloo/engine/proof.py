@@ -192,8 +192,12 @@ class Prover:
     def __init__(self, us: UnitSet, sizes: Iterable[int], limits: Limits = DEFAULT_LIMITS,
                  pool: RenderPool | None = None,
                  should_stop: Callable[[], bool] | None = None,
-                 reuse: CheckReuse | None = None, pictures: Mapping | None = None):
+                 reuse: CheckReuse | None = None, pictures: Mapping | None = None,
+                 ahead: Mapping | None = None):
         self.us = us
+        # check key -> (its changes at the first size, renders): rendered ahead for this
+        # very text (proof_reuse.EarlyMeasures); the renders are counted there
+        self.ahead = ahead or {}
         # (renderer, size) -> the document's picture, where the caller has it: sent with
         # the checks, so that no worker renders it again (a 384 px picture pickles in a
         # millisecond; drawing it takes tens)
@@ -254,11 +258,17 @@ class Prover:
         first = key not in self.checks
         got = self._kept(key, detail)
         if got is None:
-            text = text_without(self.us, set(remove))
-            found, renders = text_changes(self.us.doc.text, text, self.sizes, self.limits,
-                                          self.pool, self.us.doc.name, self.should_stop,
-                                          self.pictures)
-            self.rendered += renders
+            sizes, found, renders = self.sizes, [], 0
+            if key in self.ahead:  # its first size rendered ahead: the same numbers
+                found, renders = self.ahead[key]
+                sizes = () if found else self.sizes[1:]
+            if sizes:
+                text = text_without(self.us, set(remove))
+                more, spent = text_changes(self.us.doc.text, text, sizes, self.limits,
+                                           self.pool, self.us.doc.name, self.should_stop,
+                                           self.pictures)
+                found, renders = more, renders + spent
+                self.rendered += spent
             got = ((found, renders), True)
         outcome, exact = got
         if exact:
@@ -700,7 +710,8 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             state.checks, state.inexact = previous.checks, previous.inexact
         else:
             prover = Prover(us, sizes, limits, pool, should_stop, reuse,
-                            {("cairosvg", size): cairo, ("resvg", size): resvg})
+                            {("cairosvg", size): cairo, ("resvg", size): resvg},
+                            early.checks if early is not None else None)
             if reuse is not None:
                 prover.boxes = reuse.boxes
             else:

@@ -667,6 +667,9 @@ def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limit
     return True, renders
 
 
+GUESSED_CHECKS = 2  # checks EarlyMeasures renders ahead, at the proof's first size
+
+
 class EarlyMeasures:
     """What ``reuse_check`` will measure after an edit, measured while the scoring is still
     busy with its leave-one-out: where E inks before and after (``job_extents``) and, for
@@ -674,12 +677,22 @@ class EarlyMeasures:
     runs in a thread from ``start()`` (the scoring calls it once its layers are drawn, so
     that these jobs queue behind them, not before) and is best effort: anything it did not
     get (an error, another edit) the proof measures itself. Keyed by the texts measured,
-    as the proof's own caches are, so a measurement is used only for the very text."""
+    as the proof's own caches are, so a measurement is used only for the very text.
 
-    def __init__(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool):
+    Then the first GUESSED_CHECKS checks of the previous proof that the edit keeps from
+    being reused (they meet E's region) are rendered ahead at the proof's first size
+    (``checks``: key -> the changes found there, the renders): a check's outcome is a
+    function of the text and the units removed, so the proof takes such a result as its
+    own first size when it asks that very check (Prover's ``ahead``), and renders the
+    rest. A guess the proof never asks cost a render or two, and nothing else."""
+
+    def __init__(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool,
+                 pictures=None):
         self.extents: dict = {}
         self.candidate_extents: dict = {}
+        self.checks: dict = {}
         self.renders = self.edit_renders = 0  # passes, counted as reuse_check counts them
+        self._pictures = pictures  # render_jobs.FullPictures of the new text, or None
         self._thread = threading.Thread(target=self._run, args=(previous, us, limits, pool),
                                         daemon=True)
         self._lock = threading.Lock()
@@ -717,17 +730,60 @@ class EarlyMeasures:
                                                                  name), daemon=True)
         edit.start()
         try:
-            if plain != "any" or sum(key[0] == "set" for key in previous.checks) > 1:
-                return  # the proof reads the candidates' masks (kept), or nothing more
-            elements = {us.units[i].element for i in previous.candidates}
-            elements -= _hidden(us, elements)
-            found = _candidates_text(us, elements) if elements else None
-            if found is not None and found[1] not in previous.candidate_extents:
-                self.candidate_extents = {found[1]: _measure_candidates(
-                    found[0], sizes, limits, pool, name)}
-                self.renders += len(sizes)
+            # the candidates' extents, unless the proof reads their masks (kept), or
+            # nothing more
+            if plain == "any" and sum(key[0] == "set" for key in previous.checks) <= 1:
+                elements = {us.units[i].element for i in previous.candidates}
+                elements -= _hidden(us, elements)
+                found = _candidates_text(us, elements) if elements else None
+                if found is not None and found[1] not in previous.candidate_extents:
+                    self.candidate_extents = {found[1]: _measure_candidates(
+                        found[0], sizes, limits, pool, name)}
+                    self.renders += len(sizes)
         finally:
             edit.join()
+        if plain == "any":
+            self._render_ahead(previous, us, e, keys, limits, pool)
+
+    def _render_ahead(self, previous: ProofState, us: UnitSet, e: int, keys: list,
+                      limits: Limits, pool: RenderPool) -> None:
+        """Render the checks the new proof will most likely render first (see the class
+        doc), as reuse_check and the Prover would decide from what is measured now."""
+        from svgloo.engine.proof import text_changes
+        from svgloo.engine.units import text_without
+
+        sizes, name = previous.sizes, us.doc.name
+        found = [self.extents.get(k, previous.extents.get(k)) for k in keys]
+        if any(f is None for f in found):
+            return
+        edit = {size: [b for b in (_pixel_box(f[size], size) for f in found) if b is not None]
+                for size in sizes}
+        if not any(edit.values()):
+            return  # E inks nothing: the verdict is kept
+        candidates = previous.candidates
+        own, _ = candidate_boxes(us, candidates, sizes, limits, pool, dict(previous.boxes),
+                                 name, render=False)
+        if own is None:
+            if sum(key[0] == "set" for key in previous.checks) > 1:
+                return  # the candidates' masks are drawn by the proof itself
+            probe = ProofState(us, previous.size)
+            probe.candidate_extents = {**previous.candidate_extents, **self.candidate_extents}
+            clear, _ = _extents_clear(us, candidates, sizes, found, probe, limits, pool, None)
+            guesses = [] if clear is not False else [("set", frozenset(candidates), sizes)]
+        else:
+            reuse = CheckReuse(previous.checks, edit, own,
+                               frozenset(u.index for u in us.units if u.element == e),
+                               previous.inexact)
+            guesses = [key for key in previous.checks if key[0] == "set"
+                       and not reuse.keeps(key, key[1])
+                       and (len(key[1]) == 1 or reuse.fails(key, key[1], sizes[0]) is None)]
+        pictures = {}
+        if self._pictures is not None and self._pictures.size == sizes[0]:
+            pictures = {(r, sizes[0]): self._pictures.get(r) for r in ("cairosvg", "resvg")}
+        for key in guesses[:GUESSED_CHECKS]:
+            self.checks[key] = text_changes(us.doc.text, text_without(us, set(key[1])),
+                                            sizes[:1], limits, pool, name, None, pictures)
+            self.renders += self.checks[key][1]
 
     def _measure_edit(self, todo, sizes, limits: Limits, pool: RenderPool, name: str):
         try:

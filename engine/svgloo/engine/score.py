@@ -132,7 +132,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     # leave-one-out's full render and the proof's comparison of the renderers.
     pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name)
     # After an edit, what the proof's reuse measures starts once the layers are drawn.
-    early = EarlyMeasures(previous.proof, units, limits, pool) \
+    early = EarlyMeasures(previous.proof, units, limits, pool, pictures) \
         if previous is not None and previous.proof is not None else None
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
                         layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0,
