@@ -61,6 +61,18 @@ def paste(region: Box, layer: Layer) -> np.ndarray:
     return out
 
 
+def patched_crop(full: np.ndarray, patch_box: Box | None, pixels: np.ndarray | None,
+                 box: Box) -> np.ndarray:
+    """A copy of ``full`` inside ``box`` with ``pixels`` pasted at ``patch_box`` (a box
+    inside ``box``, or None): a leave-one-out image there, from its patch."""
+    y0, y1, x0, x1 = box
+    out = full[y0:y1, x0:x1].copy()
+    if patch_box is not None:
+        py0, py1, px0, px1 = patch_box
+        out[py0 - y0:py1 - y0, px0 - x0:px1 - x0] = pixels
+    return out
+
+
 def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
     """The bounding box of the pixels where two images differ (None: nowhere)."""
     if a.shape[-1] == 4 and a.flags.c_contiguous and b.flags.c_contiguous:

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaffected_units
-from svgloo.engine.composite import changed_box, composite_without, diff_box, tight
+from svgloo.engine.composite import (changed_box, composite_without, diff_box,
+                                     patched_crop, tight)
 from svgloo.engine.document import parse_document
 from svgloo.engine.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.layers import LayerTexts
@@ -508,12 +509,9 @@ def _merged(k: int, region: Box, part: Box, fresh: tuple, previous: LooResult,
     ``full``: its image in ``previous`` there (the previous full render with its previous
     patch), but inside ``part`` the one just composited (``fresh``: where that differs
     from ``full``, which it equals elsewhere in ``part``)."""
-    y0, y1, x0, x1 = region
-    image = previous.full[y0:y1, x0:x1].copy()
+    y0, x0 = region[0], region[2]
     old = previous.patches[k]
-    if old.box is not None:
-        by0, by1, bx0, bx1 = old.box
-        image[by0 - y0:by1 - y0, bx0 - x0:bx1 - x0] = old.pixels
+    image = patched_crop(previous.full, old.box, old.pixels, region)
     py0, py1, px0, px1 = part
     image[py0 - y0:py1 - y0, px0 - x0:px1 - x0] = full[py0:py1, px0:px1]
     box, pixels = fresh

@@ -535,14 +535,22 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
                                        should_stop)
             renders += spent
         return (previous.outcome if held else None), None, renders
-    edit = {size: [b for b in (_pixel_box(found[size], size) for found in boxes)
-                   if b is not None] for size in sizes}
-    reuse = CheckReuse(previous.checks, edit, own,
-                       frozenset(u.index for u in us.units if u.element == e),
-                       previous.inexact)
+    reuse = CheckReuse(previous.checks, _edit_boxes(boxes, sizes), own,
+                       _units_of(us, e), previous.inexact)
     if all(reuse.keeps(k, k[1]) for k in previous.checks) and previous.checks:
         return previous.outcome, None, renders  # no check of the proof meets the edit
     return None, reuse, renders
+
+
+def _edit_boxes(found: list, sizes) -> dict:
+    """size -> the pixel boxes where E inks, before and after (``found``: each text's
+    {size: device box or None}, as job_extents gives it), grown by EXTENTS_MARGIN px."""
+    return {size: [b for b in (_pixel_box(f[size], size) for f in found) if b is not None]
+            for size in sizes}
+
+
+def _units_of(us: UnitSet, e: int) -> frozenset:
+    return frozenset(u.index for u in us.units if u.element == e)
 
 
 def job_candidate_extents(text: str, sizes: tuple[int, ...], limits: Limits,
@@ -756,8 +764,7 @@ class EarlyMeasures:
         found = [self.extents.get(k, previous.extents.get(k)) for k in keys]
         if any(f is None for f in found):
             return
-        edit = {size: [b for b in (_pixel_box(f[size], size) for f in found) if b is not None]
-                for size in sizes}
+        edit = _edit_boxes(found, sizes)
         if not any(edit.values()):
             return  # E inks nothing: the verdict is kept
         candidates = previous.candidates
@@ -771,8 +778,7 @@ class EarlyMeasures:
             clear, _ = _extents_clear(us, candidates, sizes, found, probe, limits, pool, None)
             guesses = [] if clear is not False else [("set", frozenset(candidates), sizes)]
         else:
-            reuse = CheckReuse(previous.checks, edit, own,
-                               frozenset(u.index for u in us.units if u.element == e),
+            reuse = CheckReuse(previous.checks, edit, own, _units_of(us, e),
                                previous.inexact)
             guesses = [key for key in previous.checks if key[0] == "set"
                        and not reuse.keeps(key, key[1])

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svgloo.engine.composite import diff_box
+from svgloo.engine.composite import diff_box, patched_crop
 from svgloo.engine.protocols import Reference
 
 SIGMA = 1.5
@@ -437,20 +437,12 @@ def _image_change(old_full: np.ndarray, old_patch, full: np.ndarray, patch,
         return boxes  # inside its box both images are its pixels
     y0, y1 = min(old_patch.box[0], patch.box[0]), max(old_patch.box[1], patch.box[1])
     x0, x1 = min(old_patch.box[2], patch.box[2]), max(old_patch.box[3], patch.box[3])
-    a = _materialized(old_full, old_patch, (y0, y1, x0, x1))
-    b = _materialized(full, patch, (y0, y1, x0, x1))
+    a = patched_crop(old_full, old_patch.box, old_patch.pixels, (y0, y1, x0, x1))
+    b = patched_crop(full, patch.box, patch.pixels, (y0, y1, x0, x1))
     inside = diff_box(a, b)
     if inside is not None:
         boxes.append((y0 + inside[0], y0 + inside[1], x0 + inside[2], x0 + inside[3]))
     return boxes
-
-
-def _materialized(full: np.ndarray, patch, box: tuple) -> np.ndarray:
-    y0, y1, x0, x1 = box
-    out = full[y0:y1, x0:x1].copy()
-    py0, py1, px0, px1 = patch.box
-    out[py0 - y0:py1 - y0, px0 - x0:px1 - x0] = patch.pixels
-    return out
 
 
 def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> list:
