@@ -652,7 +652,7 @@ def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limit
     """(whether E's boxes, before and after, meet none of the pixels the candidates ink in
     either renderer at any size - the text keeping only them, rendered, grown by a pixel,
     kept while that text is unchanged -, the renders spent)."""
-    from svgloo.engine.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.pictures import RENDERERS, job_render_pictures
     from svgloo.engine.units import text_keeping
 
     name, renders = us.doc.name, 0
@@ -757,7 +757,7 @@ class EarlyMeasures:
                       limits: Limits, pool: RenderPool) -> None:
         """Render the checks the new proof will most likely render first (see the class
         doc), as reuse_check and the Prover would decide from what is measured now."""
-        from svgloo.engine.proof import text_changes
+        from svgloo.engine.pictures import text_changes
         from svgloo.engine.units import text_without
 
         sizes, name = previous.sizes, us.doc.name

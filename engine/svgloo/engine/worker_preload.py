@@ -14,6 +14,7 @@ itself (worker_start.load_renderer_here); other callers never import it.
 from __future__ import annotations
 
 import ctypes.util
+import importlib
 import sys
 
 
@@ -51,12 +52,22 @@ def _forget(packages: tuple[str, ...]) -> None:
         del sys.modules[name]
 
 
+# The modules whose functions the workers run (the job functions, pickled by name) and the
+# pool's worker side, named rather than imported: the preload sits below the proof and the
+# leave-one-out in the engine's layers, and loads only these modules, not the machinery
+# that sends the jobs (the proof's bisection, its reuse's state, leave-one-out's blocks).
+JOB_MODULES = (
+    "svgloo.engine.render_jobs",   # layers, full and leave-one-out renders, windows
+    "svgloo.engine.pictures",      # the proof's pictures in both renderers
+    "svgloo.engine.proof_reuse",   # extents and masks measured for the proof's reuse
+    "svgloo.engine.workers",       # the pool's worker side
+)
+
+
 def preload() -> None:
     _import_cairosvg()
-    # The job functions' modules and the pool's worker side.
-    import svgloo.engine.render_jobs  # noqa: F401
-    import svgloo.engine.proof  # noqa: F401
-    import svgloo.engine.workers  # noqa: F401
+    for name in JOB_MODULES:
+        importlib.import_module(name)
     from svgloo.engine.render import warm_up
 
     warm_up()
