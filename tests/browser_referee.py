@@ -71,7 +71,7 @@ def proven_removals(result: dict) -> Candidates:
 def invisible_removals(run, size: int) -> Candidates:
     """Before the contract: ``visible == False`` units, and the editor's bulk fix (the LSP's
     rule: the candidates proven together in CairoSVG, offered when two or more remain)."""
-    from svgloo.engine.removal import check_removal
+    from svgloo.engine.proving.removal import check_removal
 
     singles = tuple(r["index"] for r in run.result["units"] if not r["visible"])
     bulk = None
@@ -92,7 +92,7 @@ def _describe(us, index: int) -> str:
 
 def variants(us, candidates: Candidates) -> list[tuple[str, tuple[int, ...], str]]:
     """(what, units, text) for each removal to referee, the editor's own edits applied."""
-    from svgloo.engine.units import apply_edits, removal_edit, text_without
+    from svgloo.engine.reading.units import apply_edits, removal_edit, text_without
 
     out = [(_describe(us, i), (i,), apply_edits(us.doc.text, [removal_edit(us, i)]))
            for i in candidates.singles]

@@ -59,7 +59,7 @@ def result_test_limits():
 
 @pytest.fixture(scope="session")
 def render_pool():
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     pool = RenderPool(limits=result_test_limits())
     yield pool

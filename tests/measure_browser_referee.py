@@ -38,7 +38,7 @@ def files_of(paths: list[str]) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     from svgloo.engine.errors import SvglooError
-    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
 
     default_corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -394,7 +394,7 @@ def main() -> int:
     weights = Path(tempfile.gettempdir()) / "svgloo-vit-b-32-random-seed0.pt"
     stage("weights", 0)(make_weights)(weights)
 
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
     from svgloo.validation.bench_clip import select_files
 
     files = select_files(Path(args.corpus), args.limit, 20, 99)

@@ -35,8 +35,8 @@ SINGLES_PER_FILE = 48  # single removals refereed per file (see browser_referee.
 @pytest.fixture(scope="module")
 def proof():
     return pytest.importorskip(
-        "svgloo.engine.proof",
-        reason="this build has no removal proofs (svgloo.engine.proof): nothing to referee")
+        "svgloo.engine.proving.proof",
+        reason="this build has no removal proofs (svgloo.engine.proving.proof): nothing to referee")
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def _corpus_params():
 def test_proven_removals_leave_chromiums_picture_unchanged(corpus_dir, chromium, render_pool,
                                                            proof_tolerance, browser_tolerance,
                                                            large_size, path):
-    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
 
     run = score_file(str(path), ScoreSettings(backbone="pixel", size=SIZE), pool=render_pool)
     candidates = sampled(proven_removals(run.result), SINGLES_PER_FILE)
@@ -94,8 +94,8 @@ def test_proven_removals_leave_chromiums_picture_unchanged(corpus_dir, chromium,
 def test_the_referee_sees_a_removal_that_changes_chromiums_picture(chromium):
     """The check above can fail: offered as if proven, a blurred white glow on a dark ground
     (the issue's kind of failure) is caught; a rect at opacity 0 is not, alone or in bulk."""
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.reading.units import extract_units
 
     text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
             '<filter id="glow"><feGaussianBlur stdDeviation="8"/></filter>'
@@ -127,9 +127,9 @@ def test_coincident_subpaths_move_chromiums_edges_and_are_unverified(chromium, p
     copies unverified and offers neither."""
     from pathlib import Path
 
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.score import ScoreSettings, score_text
-    from svgloo.engine.units import extract_units, text_without
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
+    from svgloo.engine.reading.units import extract_units, text_without
 
     path = Path(__file__).parent / "fixtures" / "proofs" / "coincident_subpaths.svg"
     text = path.read_text()

@@ -13,14 +13,14 @@ import pytest
 
 from conftest import REPO
 
-CHECK = ("import svgloo, svgloo.engine.score, svgloo.structure.analysis, svgloo.validation.artifacts, "
+CHECK = ("import svgloo, svgloo.engine.scoring.score, svgloo.structure.analysis, svgloo.validation.artifacts, "
          "svgloo.daemon.server, svgloo.plugins.pixel_backbone, svgloo.lsp, "
          "svgloo.qt_viewer, svgloo.cli, sys; "
          "import importlib.metadata as m; "
          "eps = {e.name for e in m.entry_points(group='svgloo.backbones')}; "
          "assert {'pixel', 'clip'} <= eps, eps; "
          "assert 'torch' not in sys.modules; "
-         "print(svgloo.engine.score.__file__)")
+         "print(svgloo.engine.scoring.score.__file__)")
 
 
 def _borrow_dependencies(env_dir: Path) -> None:

@@ -13,6 +13,7 @@ import tomllib
 
 import pytest
 
+import import_graph
 from conftest import REPO
 
 # An editable install's .pth also puts the working tree's roots on sys.path; a namespace
@@ -75,7 +76,7 @@ def test_import_contracts_hold_on_the_working_tree():
     pytest.importorskip("importlinter")
     proc = lint(REPO, [REPO / r for r in source_roots()])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert re.search(r"Contracts: 4 kept, 0 broken\.", proc.stdout), proc.stdout[-2000:]
+    assert re.search(r"Contracts: 6 kept, 0 broken\.", proc.stdout), proc.stdout[-2000:]
 
 
 def test_the_contract_catches_an_upward_import(tmp_path):
@@ -86,21 +87,57 @@ def test_the_contract_catches_an_upward_import(tmp_path):
         shutil.copytree(REPO / root / "svgloo", tmp_path / root / "svgloo",
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    loo = tmp_path / "engine" / "svgloo" / "engine" / "loo.py"
+    loo = tmp_path / "engine" / "svgloo" / "engine" / "leave_one_out" / "loo.py"
     loo.write_text(loo.read_text() + "\nfrom svgloo.daemon import client  # noqa\n")
     proc = lint(tmp_path, [tmp_path / r for r in source_roots()])
     assert proc.returncode != 0
-    assert "svgloo.engine.loo -> svgloo.daemon.client" in proc.stdout
+    assert "svgloo.engine.leave_one_out.loo -> svgloo.daemon.client" in proc.stdout
+
+
+def test_an_engine_layer_cannot_import_the_one_above(tmp_path):
+    """The engine's own layers can fail too: leave-one-out importing the proof breaks them."""
+    pytest.importorskip("importlinter")
+    for root in source_roots():
+        shutil.copytree(REPO / root / "svgloo", tmp_path / root / "svgloo",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    blocks = tmp_path / "engine" / "svgloo" / "engine" / "leave_one_out" / "blocks.py"
+    blocks.write_text(blocks.read_text() + "\n\ndef _late():\n"
+                      "    from svgloo.engine.proving import proof  # noqa\n")
+    proc = lint(tmp_path, [tmp_path / r for r in source_roots()])
+    assert proc.returncode != 0
+    assert "svgloo.engine.leave_one_out.blocks -> svgloo.engine.proving.proof" in proc.stdout
+
+
+def test_no_import_cycle_anywhere():
+    """No module of svgloo imports, at module level or inside a function, a module that
+    imports it back, directly or through others (imports only for type checking aside)."""
+    modules = import_graph.package_modules([REPO / r for r in source_roots()])
+    assert len(modules) > 100
+    assert import_graph.cycles(import_graph.imports_of(modules)) == []
+
+
+def test_the_cycle_check_finds_a_cycle_made_in_a_function(tmp_path):
+    """The check can fail: a function-level import back up closes a cycle it reports."""
+    pkg = tmp_path / "root" / "svgloo" / "engine"
+    pkg.mkdir(parents=True)
+    (pkg / "a.py").write_text("from svgloo.engine.b import thing\n")
+    (pkg / "b.py").write_text("thing = 1\n\ndef f():\n    from svgloo.engine import a\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from svgloo.engine import a\n")
+    modules = import_graph.package_modules([tmp_path / "root"])
+    assert import_graph.cycles(import_graph.imports_of(modules)) == [
+        ["svgloo.engine.a", "svgloo.engine.b"]]
 
 
 def test_go_to_definition_lands_in_the_file_being_edited():
     """jedi (what jedi-language-server and many editors use), given the source roots as an
     editable install gives them, resolves an import to the file in the working tree."""
     jedi = pytest.importorskip("jedi")
-    source = "from svgloo.engine.units import extract_units\nextract_units\n"
+    source = "from svgloo.engine.reading.units import extract_units\nextract_units\n"
     project = jedi.Project(REPO, added_sys_path=[str(REPO / r) for r in source_roots()],
                            smart_sys_path=False)
     script = jedi.Script(source, path=REPO / "lsp" / "svgloo" / "lsp" / "example.py",
                          project=project)
     found = script.goto(2, 3, follow_imports=True)
-    assert [d.module_path for d in found] == [REPO / "engine" / "svgloo" / "engine" / "units.py"]
+    assert [d.module_path for d in found] == [REPO / "engine" / "svgloo" / "engine" / "reading" / "units.py"]

@@ -71,7 +71,7 @@ def test_normalised_rows_draw_in_cairosvg_as_in_chromium(chromium, name):
     of the normalised copy (what svgloo's analysis renderer draws) agrees with Chromium."""
     import cairosvg
 
-    from svgloo.engine.normalize import normalize_modern
+    from svgloo.engine.rendering.normalize import normalize_modern
 
     path = FIXTURES / name
     assert agree(draw_cairosvg(path), draw_chromium(chromium, path)) == "differs"

@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 
-from svgloo.engine.score import ScoreSettings, score_file
+from svgloo.engine.scoring.score import ScoreSettings, score_file
 
 # Three units with no visible effect (outside the viewBox), so the editor has a diagnostic
 # for each: an element with an id, one without, and the second subpath of a path.
@@ -34,7 +34,7 @@ def scored(tmp_path_factory):
 
 def test_the_engine_names_the_three_units(scored):
     _, result = scored
-    from svgloo.engine.describe import describe_unit
+    from svgloo.engine.reading.describe import describe_unit
 
     invisible = [describe_unit(r) for r in result["units"] if not r["visible"]]
     assert set(invisible) == NAMES and len(invisible) == 3

@@ -311,7 +311,7 @@ def test_readme_first_command_in_a_fresh_install_from_the_checkout_root(tmp_path
     subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q",
                     "--no-deps", "."], check=True, cwd=REPO, env=env, timeout=600)
     located = subprocess.run([str(env_dir / "bin" / "python"), "-c",
-                              "import svgloo.engine.score as s; print(s.__file__)"],
+                              "import svgloo.engine.scoring.score as s; print(s.__file__)"],
                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert str(env_dir) in located.stdout, located.stderr  # the installed copy, not the checkout
     # The README's first command, after its `pip install .`, where the README is.

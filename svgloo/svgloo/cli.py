@@ -62,7 +62,7 @@ def _exit_on_termination() -> None:
     so render pools are shut down rather than left for the workers' own parent watch."""
 
     def on_signal(signum, _frame):
-        from svgloo.engine.workers import close_all_pools
+        from svgloo.engine.processes.workers import close_all_pools
 
         close_all_pools()
         raise SystemExit(128 + signum)
@@ -127,7 +127,7 @@ def exit_at_once(code: int) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: nothing more can be said
             pass
-    workers = sys.modules.get("svgloo.engine.workers")
+    workers = sys.modules.get("svgloo.engine.processes.workers")
     if workers is not None:
         workers.close_all_pools()
     atexit._run_exitfuncs()

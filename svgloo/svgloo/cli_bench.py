@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from svgloo.engine.files import atomic_write_text
+from svgloo.engine.reading.files import atomic_write_text
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 
@@ -183,7 +183,7 @@ def print_table(summary: dict, indent: str = "  ", out=None) -> None:
 def plot_artifacts(summary: dict, folder: str) -> list[str]:
     import numpy as np
 
-    from svgloo.engine.plots import pyplot
+    from svgloo.engine.reporting.plots import pyplot
 
     plt = pyplot()
 
@@ -272,7 +272,7 @@ def run_edit_bench(args) -> int:
 
 
 def plot_edits(summary: dict, folder: str) -> list[str]:
-    from svgloo.engine.plots import pyplot
+    from svgloo.engine.reporting.plots import pyplot
 
     plt = pyplot()
 

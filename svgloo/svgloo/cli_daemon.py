@@ -130,7 +130,7 @@ def run_stop(args) -> int:
     from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
     from svgloo.daemon.server import daemon_alive, pid_path, socket_answers
     from svgloo.engine.errors import SvglooError
-    from svgloo.engine.files import read_regular_file
+    from svgloo.engine.reading.files import read_regular_file
 
     path = _socket(args)
     client = DaemonClient(path, autostart=False, timeout=10)

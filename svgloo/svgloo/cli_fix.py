@@ -44,7 +44,7 @@ def svg_files(folder: str) -> list[tuple[str, str | None]]:
     engine.files.resolve_within). Linked folders are not entered; a link to a file of the
     folder is fixed once, under its own name."""
     from svgloo.engine.errors import InputError
-    from svgloo.engine.files import resolve_within
+    from svgloo.engine.reading.files import resolve_within
 
     found: list[tuple[str, str | None]] = []
     seen: set[str] = set()
@@ -112,10 +112,10 @@ def writable(path: str) -> bool:
 
 def fix_one(path: str, args, kinds, settings, pool) -> str:
     """Fix one file as ``args`` say; its summary line. SvglooError for a bad file."""
-    from svgloo.engine.document import read_svg_bytes
+    from svgloo.engine.reading.document import read_svg_bytes
     from svgloo.engine.errors import InputError
-    from svgloo.engine.files import atomic_write_bytes, encode_like
-    from svgloo.engine.fix import fix_text
+    from svgloo.engine.reading.files import atomic_write_bytes, encode_like
+    from svgloo.engine.fixing.fix import fix_text
 
     writing = not (args.dry_run or args.diff)
     data = read_svg_bytes(path, settings.limits)
@@ -135,10 +135,10 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
 def run(args) -> int:
     from svgloo.cli import error_line
     from svgloo.engine.errors import InputError, SvglooError
-    from svgloo.engine.fix import parse_kinds
+    from svgloo.engine.fixing.fix import parse_kinds
     from svgloo.engine.limits import DEFAULT_LIMITS
-    from svgloo.engine.score import ScoreSettings
-    from svgloo.engine.workers import shared_pool
+    from svgloo.engine.scoring.score import ScoreSettings
+    from svgloo.engine.processes.workers import shared_pool
 
     kinds = parse_kinds(args.only, args.file)
     if "harmful" in kinds and not args.reference:

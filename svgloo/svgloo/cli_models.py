@@ -106,7 +106,7 @@ def _clip_hub() -> tuple[str, str]:
 
 def model_status() -> dict:
     """Every model: installed, present, where from; and what ``auto`` picks."""
-    from svgloo.engine.backbones import choose_backbone
+    from svgloo.engine.scoring.backbones import choose_backbone
     from svgloo.plugins.torch_util import hf_cache_dir
 
     models = {}

@@ -142,13 +142,13 @@ def start_render_workers(doc=None, program: bool = False) -> None:
     import os
     import threading
 
-    from svgloo.engine import worker_start
+    from svgloo.engine.processes import worker_start
 
     if program and (doc is None or len(doc.text) <= DIRECT_FORK_MAX_CHARS):
         worker_start.allow_direct_fork()
         worker_start.load_renderer_here()
         if worker_start.direct_fork_now():
-            from svgloo.engine.workers import shared_pool
+            from svgloo.engine.processes.workers import shared_pool
 
             try:
                 shared_pool(DEFAULT_LIMITS).start()
@@ -156,7 +156,7 @@ def start_render_workers(doc=None, program: bool = False) -> None:
                 pass
             return
 
-    from svgloo.engine.workers import shared_pool, start_fork_server
+    from svgloo.engine.processes.workers import shared_pool, start_fork_server
 
     start_fork_server()
 
@@ -175,7 +175,7 @@ def run(args) -> int:
         return _run(args)
     except BaseException:
         # A bad file fails in milliseconds: do not wait for the workers' start to exit.
-        from svgloo.engine.workers import close_all_pools
+        from svgloo.engine.processes.workers import close_all_pools
 
         close_all_pools()
         raise
@@ -186,8 +186,8 @@ def read_checked(path: str, args):
     (missing, unreadable, malformed, over a limit, too many units) is raised here, before
     any render worker or fork server is started and before the rest of the engine is
     imported. Returns the document for ``score_document``."""
-    from svgloo.engine.document import load_document
-    from svgloo.engine.preflight import check_scorable
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.reading.preflight import check_scorable
 
     doc = load_document(path, DEFAULT_LIMITS)
     check_scorable(doc, DEFAULT_LIMITS, args.subpaths, args.method)
@@ -202,7 +202,7 @@ def _run(args) -> int:
     if result is None:
         start_render_workers(doc, program=getattr(args, "program", False))
     settings = settings_from_args(args)
-    from svgloo.engine.score import score_document
+    from svgloo.engine.scoring.score import score_document
 
     run_ = None
     if result is None:
@@ -249,7 +249,7 @@ def write_footprints_reporting(run, out_dir) -> None:
     and what the contact sheet shows."""
     import time
 
-    from svgloo.engine.plots import write_footprints
+    from svgloo.engine.reporting.plots import write_footprints
 
     bar = progress_bar(f"writing footprints to {out_dir}")
     t0 = time.perf_counter()
@@ -357,6 +357,6 @@ def _findings_cell(r: dict) -> str:
 
 
 def _label(r: dict) -> str:
-    from svgloo.engine.describe import describe_unit
+    from svgloo.engine.reading.describe import describe_unit
 
     return describe_unit(r)   # the same name the footprint tiles and reports use

@@ -113,7 +113,7 @@ def _row(i, verdict, delta, pixels, findings=()):
 
 
 def test_contact_sheet_order_puts_harmful_and_findings_first():
-    from svgloo.engine.plots import sheet_order
+    from svgloo.engine.reporting.plots import sheet_order
 
     rows = [_row(0, "helpful", 0.2, 900), _row(1, "neutral", 0.001, 3,
                                                [{"kind": "speck"}]),
@@ -124,8 +124,8 @@ def test_contact_sheet_order_puts_harmful_and_findings_first():
 
 @pytest.mark.slow
 def test_footprints_sheet_says_when_cut(tmp_path, capsys):
-    from svgloo.engine.plots import contact_sheet
-    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.reporting.plots import contact_sheet
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
 
     run = score_file(str(EXAMPLES / "billiards.svg"), ScoreSettings(backbone="pixel"))
     n = len(run.result["units"])
@@ -231,7 +231,7 @@ def test_watch_scores_existing_drawings_but_not_sidecars(tmp_path):
     watcher's own checks) scores the drawing and skips its sidecar and other files."""
     from svgloo.daemon.client import settings_dict
     from svgloo.daemon.service import ScoringService
-    from svgloo.engine.score import ScoreSettings
+    from svgloo.engine.scoring.score import ScoreSettings
 
     drawing = EXAMPLES / "billiards.svg"
     (tmp_path / "ball.svg").write_bytes(drawing.read_bytes())

@@ -25,7 +25,7 @@ for path in sys.argv[1:]:
     out.append({"code": code, "stderr": err.getvalue(),
                 "fork_server": forkserver._forkserver._forkserver_pid,
                 "children": len(multiprocessing.active_children()),
-                "score_imported": "svgloo.engine.score" in sys.modules,
+                "score_imported": "svgloo.engine.scoring.score" in sys.modules,
                 "daemon_client_imported": "svgloo.daemon.client" in sys.modules})
 print(json.dumps(out))
 """
@@ -86,7 +86,7 @@ def test_the_parser_for_score_is_built_before_anything_heavy_is_imported():
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         loaded = set(json.loads(done.stdout))
-        assert not loaded & {"numpy", "svgloo.engine.fix", "svgloo.engine.workers"}, command
+        assert not loaded & {"numpy", "svgloo.engine.fixing.fix", "svgloo.engine.processes.workers"}, command
     assert "svgloo.cli_fix" not in json.loads(subprocess.run(
         [sys.executable, "-c", PARSER_PROBE, "score"], capture_output=True, text=True,
         timeout=120).stdout)

@@ -97,7 +97,7 @@ def test_socket_is_private(daemon):
 
 
 def test_score_corpus_file_matches_in_process(daemon, corpus_dir, render_pool):
-    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
 
     path = corpus_dir / SMALL_CORPUS
     got = daemon["client"].score(path=str(path), settings={"backbone": "pixel"})
@@ -358,7 +358,7 @@ def test_client_autostarts_after_kill9_and_cache_survives(monkeypatch):
         client = DaemonClient()  # default socket from SVGLOO_SOCKET, autostart
         pids.append(client.status()["pid"])
         assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
-        from svgloo.engine.score import ScoreSettings
+        from svgloo.engine.scoring.score import ScoreSettings
 
         first = score_via_daemon(str(BILLIARDS), ScoreSettings(backbone="pixel"))
         assert first["daemon"]["cached"] is False

@@ -449,7 +449,7 @@ def test_corrupt_cache_entries_are_misses_and_hits_report_their_own_time(base):
     proc = start_daemon_process(sock, cache)
     try:
         from svgloo.daemon.client import score_via_daemon
-        from svgloo.engine.score import ScoreSettings
+        from svgloo.engine.scoring.score import ScoreSettings
 
         settings = ScoreSettings(backbone="pixel", size=64)
         client = DaemonClient(sock, autostart=False)

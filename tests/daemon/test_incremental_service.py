@@ -7,7 +7,7 @@ import pytest
 
 from svgloo.daemon.cache import ResultCache
 from svgloo.daemon.service import ScoringService
-from svgloo.engine.score import ScoreSettings, score_text
+from svgloo.engine.scoring.score import ScoreSettings, score_text
 
 pytestmark = pytest.mark.slow
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import svgloo.engine.loo as loo
-from svgloo.engine.composite import composite_without, over_u8, paste, tight
-from svgloo.engine.document import load_document
-from svgloo.engine.render import over_white
-from svgloo.engine.units import extract_units
+import svgloo.engine.leave_one_out.loo as loo
+from svgloo.engine.rendering.composite import composite_without, over_u8, paste, tight
+from svgloo.engine.reading.document import load_document
+from svgloo.engine.rendering.render import over_white
+from svgloo.engine.reading.units import extract_units
 
 # Overlap-heavy (577 units, 23,600 region x layer pairs), a compound-path emoji (windows,
 # local blocks) and a logo with group opacity.

@@ -36,7 +36,7 @@ def worker_state() -> dict:
     libc = ctypes.CDLL(None, use_errno=True)
     pdeathsig = ctypes.c_int(0)
     libc.prctl(2, ctypes.byref(pdeathsig), 0, 0, 0)  # PR_GET_PDEATHSIG
-    from svgloo.engine.worker_start import stderr_is_own_file
+    from svgloo.engine.processes.worker_start import stderr_is_own_file
 
     status = Path("/proc/self/status").read_text().splitlines()
     vm_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
@@ -62,10 +62,10 @@ warnings.simplefilter("error")  # Python 3.12+ warns when a process with threads
 import test_direct_fork as t
 import test_workers as w  # its job functions: exit, spin, allocate
 from multiprocessing import forkserver, resource_tracker
-from svgloo.engine import worker_start
+from svgloo.engine.processes import worker_start
 from svgloo.engine.errors import LimitError, WorkerError
 from svgloo.engine.limits import Limits
-from svgloo.engine.workers import RenderPool
+from svgloo.engine.processes.workers import RenderPool
 
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(99))
 if {allow!r}:
@@ -176,7 +176,7 @@ with open(os.environ["TOP_LEVEL_RUNS"], "a") as f:
     f.write(str(os.getpid()) + "\n")
 
 def record():
-    import svgloo.engine.workers as w
+    import svgloo.engine.processes.workers as w
     pool = w._shared
     with open(os.environ["RECORD"], "w") as f:
         json.dump({"method": pool.start_method if pool else None,
@@ -214,8 +214,8 @@ def test_svgloo_score_forks_its_workers_directly_for_small_files(tmp_path, large
 TERM_DURING_LAUNCH = r"""
 import os, signal, sys
 from svgloo import cli
-from svgloo.engine import worker_start
-from svgloo.engine.workers import RenderPool
+from svgloo.engine.processes import worker_start
+from svgloo.engine.processes.workers import RenderPool
 
 cli._exit_on_termination()  # the CLI's handler: close every pool, then SystemExit(143)
 worker_start.allow_direct_fork()

@@ -8,10 +8,10 @@ import gzip
 import pytest
 from lxml import etree
 
-from svgloo.engine.document import load_document, parse_document
+from svgloo.engine.reading.document import load_document, parse_document
 from svgloo.engine.errors import InputError, LimitError
 from svgloo.engine.limits import Limits
-from svgloo.engine.score import score_document
+from svgloo.engine.scoring.score import score_document
 
 from conftest import corpus_files
 
@@ -193,7 +193,7 @@ def test_start_tags_end_where_a_character_walk_ends_them():
     would run past the timeout)."""
     import random
 
-    from svgloo.engine.document import _TAG_REST, _end_of_markup
+    from svgloo.engine.reading.document import _TAG_REST, _end_of_markup
     from svgloo.engine.errors import InputError
 
     def walk(text: str):  # the character walk the scanner used for start tags (and

@@ -1,4 +1,4 @@
-"""Weight-free findings (engine/svgloo/engine/findings.py): specks and mostly hidden units, checked on
+"""Weight-free findings (engine/svgloo/engine/scoring/findings.py): specks and mostly hidden units, checked on
 hand-built files with hand-derived numbers and on corpus files against naive renders."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ import sys
 import numpy as np
 import pytest
 
-from svgloo.engine.blocks import unaffected_units
-from svgloo.engine.document import load_document
+from svgloo.engine.leave_one_out.blocks import unaffected_units
+from svgloo.engine.reading.document import load_document
 from svgloo.engine.errors import ConfigError
-from svgloo.engine.findings import FindingThresholds, find_all
-from svgloo.engine.layers import LayerTexts
+from svgloo.engine.scoring.findings import FindingThresholds, find_all
+from svgloo.engine.leave_one_out.layers import LayerTexts
 from svgloo.engine.limits import DEFAULT_LIMITS
-from svgloo.engine.loo import CHANGED_THRESHOLD, loo_fast
-from svgloo.engine.render import render_rgba
-from svgloo.engine.score import ScoreSettings, score_text
-from svgloo.engine.units import extract_units
+from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD, loo_fast
+from svgloo.engine.rendering.render import render_rgba
+from svgloo.engine.scoring.score import ScoreSettings, score_text
+from svgloo.engine.reading.units import extract_units
 
 # One user unit = one pixel at the default 384 px, so every edge sits on a pixel edge.
 SVG_OPEN = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 384 384">'

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import result_test_limits
-from svgloo.engine.document import parse_document
-from svgloo.engine.fix import cut, fix_text, leftovers, parse_kinds, referenced_ids
+from svgloo.engine.reading.document import parse_document
+from svgloo.engine.fixing.fix import cut, fix_text, leftovers, parse_kinds, referenced_ids
 from svgloo.engine.errors import ConfigError
-from svgloo.engine.proof import proof_sizes, text_changes
-from svgloo.engine.score import ScoreSettings
-from svgloo.engine.units import extract_units
+from svgloo.engine.proving.proof import proof_sizes, text_changes
+from svgloo.engine.scoring.score import ScoreSettings
+from svgloo.engine.reading.units import extract_units
 
 HEAD = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64">\n'
 SHAPE = '  <rect x="8" y="8" width="48" height="48" fill="#336699"/>\n'
@@ -163,8 +163,8 @@ def test_chromium_draws_the_fixed_corpus_file_as_the_original(corpus_dir, settin
                                                               name):
     from browser import pixels_over
 
-    from svgloo.engine.files import encode_like
-    from svgloo.engine.proof import BROWSER_TOLERANCE
+    from svgloo.engine.reading.files import encode_like
+    from svgloo.engine.proving.proof import BROWSER_TOLERANCE
 
     path = corpus_dir / name
     original = path.read_bytes()
@@ -178,7 +178,7 @@ def test_chromium_draws_the_fixed_corpus_file_as_the_original(corpus_dir, settin
 def test_a_tidying_that_changes_the_picture_is_not_kept(settings, render_pool, monkeypatch):
     """The final proof is real: a tidying step that (wrongly) takes a visible shape away is
     caught by rendering, and the proven unit removal is kept without it."""
-    import svgloo.engine.fix as fix_module
+    import svgloo.engine.fixing.fix as fix_module
 
     real_tidy = fix_module.tidy
 

@@ -18,8 +18,8 @@ import pytest
 from PIL import Image
 
 from svgloo.engine.errors import ConfigError, InputError, SvglooError
-from svgloo.engine.files import read_regular_file, resolve_within
-from svgloo.engine.reference import load_reference, resolve_reference
+from svgloo.engine.reading.files import read_regular_file, resolve_within
+from svgloo.engine.scoring.reference import load_reference, resolve_reference
 
 HANG_S = 120.0
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4">'

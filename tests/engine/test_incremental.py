@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from svgloo.engine.score import ScoreSettings, score_text
+from svgloo.engine.scoring.score import ScoreSettings, score_text
 
 from conftest import corpus_files
 from svgloo.validation.random_edits import KINDS, random_edit
@@ -78,8 +78,8 @@ def test_rescoring_against_a_reference_image_equals_cold_scoring(corpus_dir, ren
     render changes; the sums of untouched patches are reused against it."""
     from PIL import Image
 
-    from svgloo.engine.score import render_document
-    from svgloo.engine.document import load_document
+    from svgloo.engine.scoring.score import render_document
+    from svgloo.engine.reading.document import load_document
 
     image = render_document(load_document(corpus_dir / name), SIZE, render_pool.limits,
                             render_pool)
@@ -111,9 +111,9 @@ def test_units_composited_near_an_edit_only_have_the_cold_patches(corpus_dir, re
     """After a colour edit, a unit whose region meets the edit but whose own block is
     unchanged is composited only where the layers or the full render changed; the rest of
     its image is its previous one. Its patch is the cold leave-one-out's, bit for bit."""
-    import svgloo.engine.loo as loo
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.units import extract_units
+    import svgloo.engine.leave_one_out.loo as loo
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.reading.units import extract_units
 
     path = corpus_dir / name
     text = path.read_text()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svgloo.engine.document import load_document, parse_document
-from svgloo.engine.layers import LayerTexts
-from svgloo.engine.render import render_rgba
-from svgloo.engine.units import extract_units, text_keeping
+from svgloo.engine.reading.document import load_document, parse_document
+from svgloo.engine.leave_one_out.layers import LayerTexts
+from svgloo.engine.rendering.render import render_rgba
+from svgloo.engine.reading.units import extract_units, text_keeping
 
 from conftest import CORPUS
 
@@ -45,8 +45,8 @@ def test_a_run_of_cut_siblings_is_one_cut():
 def _marked_document_texts(us, prune: bool) -> LayerTexts:
     """The layer texts of the document with every unit element's start tag marked, as
     the fast method once parsed it for its capture passes."""
-    from svgloo.engine.render import CAPTURE_ATTR
-    from svgloo.engine.units import TextEdit, apply_edits
+    from svgloo.engine.rendering.render import CAPTURE_ATTR
+    from svgloo.engine.reading.units import TextEdit, apply_edits
 
     doc = us.doc
     edits = []
@@ -64,8 +64,8 @@ def _marked_document_texts(us, prune: bool) -> LayerTexts:
 def test_capture_texts_are_the_marked_documents_layer_texts(name, prune):
     import random
 
-    from svgloo.engine.layer_render import Captures
-    from svgloo.engine.loo import absolute_subpaths
+    from svgloo.engine.leave_one_out.layer_render import Captures
+    from svgloo.engine.leave_one_out.loo import absolute_subpaths
 
     us = absolute_subpaths(extract_units(load_document(CORPUS / name)))
     captures = Captures(us, LayerTexts(us, prune))

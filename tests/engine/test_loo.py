@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svgloo.engine.blocks import compute_blocks
-from svgloo.engine.document import load_document, parse_document
-from svgloo.engine.loo import loo_fast, loo_naive
-from svgloo.engine.render import over_white, render_rgba
-from svgloo.engine.units import extract_units, text_without
+from svgloo.engine.leave_one_out.blocks import compute_blocks
+from svgloo.engine.reading.document import load_document, parse_document
+from svgloo.engine.leave_one_out.loo import loo_fast, loo_naive
+from svgloo.engine.rendering.render import over_white, render_rgba
+from svgloo.engine.reading.units import extract_units, text_without
 
 from conftest import corpus_files
 

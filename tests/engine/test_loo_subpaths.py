@@ -9,9 +9,9 @@ from collections.abc import MutableMapping
 import numpy as np
 import pytest
 
-from svgloo.engine.document import parse_document
-from svgloo.engine.loo import loo_fast, loo_naive
-from svgloo.engine.units import extract_units
+from svgloo.engine.reading.document import parse_document
+from svgloo.engine.leave_one_out.loo import loo_fast, loo_naive
+from svgloo.engine.reading.units import extract_units
 
 TOLERANCE = 2  # /255 per channel
 
@@ -108,13 +108,13 @@ def test_windows_are_kept_only_where_their_subpath_changes_the_path(render_pool)
 
 
 def test_local_and_non_local_paths_are_told_apart(render_pool):
-    from svgloo.engine.blocks import compute_blocks, unaffected_units
-    from svgloo.engine.layer_render import Captures, LayerRenderer
-    from svgloo.engine.layers import LayerTexts
+    from svgloo.engine.leave_one_out.blocks import compute_blocks, unaffected_units
+    from svgloo.engine.leave_one_out.layer_render import Captures, LayerRenderer
+    from svgloo.engine.leave_one_out.layers import LayerTexts
     from svgloo.engine.limits import DEFAULT_LIMITS
-    from svgloo.engine.loo import absolute_subpaths
+    from svgloo.engine.leave_one_out.loo import absolute_subpaths
     from svgloo.engine.progress import WorkProgress
-    from svgloo.engine.subpath_windows import subpath_windows, windowed_paths
+    from svgloo.engine.leave_one_out.subpath_windows import subpath_windows, windowed_paths
 
     def handled(name):
         us = absolute_subpaths(extract_units(parse_document(_svg(CASES[name]), "t.svg")))
@@ -193,7 +193,7 @@ LOCAL = ["evenodd_frame_and_holes", "nonzero_hole", "relative_m", "stroke_miter"
 def test_subpaths_drawn_alone_in_their_windows_equal_their_own_layers(render_pool, name):
     """What fast draws alone on the way (for findings) is each subpath's layer as the
     engine renders it for a document keeping that subpath only."""
-    from svgloo.engine.findings import render_layers
+    from svgloo.engine.scoring.findings import render_layers
     from svgloo.engine.limits import DEFAULT_LIMITS
 
     us = extract_units(parse_document(_svg(CASES[name]), f"{name}.svg"))
@@ -216,7 +216,7 @@ def test_a_path_of_many_subpaths_costs_memory_linear_in_them(render_pool):
     1,200 subpaths stay under 25 MB. A bound on memory, not on time."""
     import tracemalloc
 
-    from svgloo.engine.loo import whole_paths
+    from svgloo.engine.leave_one_out.loo import whole_paths
     from svgloo.validation.bench_loo import synthetic_path
 
     us = extract_units(parse_document(synthetic_path(1200), "many.svg"))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from svgloo.engine.masks import dilate_cross, dilate_square, open_square3
+from svgloo.engine.rendering.masks import dilate_cross, dilate_square, open_square3
 
 SHAPES = [(1, 1), (1, 7), (2, 2), (3, 3), (4, 9), (17, 5), (64, 64), (96, 41)]
 

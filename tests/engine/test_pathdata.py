@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from svgloo.engine.pathdata import (PathSyntaxError, remove_subpath, split_subpaths,
+from svgloo.engine.reading.pathdata import (PathSyntaxError, remove_subpath, split_subpaths,
                                     standalone_subpath, subpath_edges)
 
 
@@ -57,7 +57,7 @@ def test_invalid_path_data_raises(d):
 
 
 def test_with_absolute_movetos_keeps_every_subpath_and_point():
-    from svgloo.engine.pathdata import with_absolute_movetos
+    from svgloo.engine.reading.pathdata import with_absolute_movetos
 
     d = "m10 10 20 0 0 20z m5.5 -3 h4 M 1 1 l2 2 m1e1 0 v3"
     subpaths = split_subpaths(d)

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svgloo.engine.describe import describe_unit
-from svgloo.engine.plots import (INFERNO, PAD, TILE, contact_sheet, heatmap_rgb, sheet_tiles,
+from svgloo.engine.reading.describe import describe_unit
+from svgloo.engine.reporting.plots import (INFERNO, PAD, TILE, contact_sheet, heatmap_rgb, sheet_tiles,
                                  tile_lines)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -75,7 +75,7 @@ def test_tile_labels_are_the_cli_tables_names():
 
 @pytest.fixture(scope="module")
 def billiards_run():
-    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
 
     return score_file(str(EXAMPLES / "billiards-with-stray.svg"), ScoreSettings(backbone="pixel"))
 

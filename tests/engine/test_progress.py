@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from svgloo.engine.progress import WorkProgress
-from svgloo.engine.score import ScoreSettings, score_file
+from svgloo.engine.scoring.score import ScoreSettings, score_file
 from svgloo.plugins.pixel_backbone import PixelBackbone
 
 from conftest import CORPUS

@@ -12,14 +12,14 @@ import base64
 import numpy as np
 import pytest
 
-from svgloo.engine.document import parse_document
+from svgloo.engine.reading.document import parse_document
 from svgloo.engine.limits import DEFAULT_LIMITS
-from svgloo.engine.loo import CHANGED_THRESHOLD
-from svgloo.engine.proof import (PROOF_TOLERANCE, check_removal, disagreement,
+from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
+from svgloo.engine.proving.proof import (PROOF_TOLERANCE, check_removal, disagreement,
                                  picture_change, proof_sizes)
-from svgloo.engine.render import render_rgba, render_rgba_resvg
-from svgloo.engine.score import ScoreSettings, score_text
-from svgloo.engine.units import extract_units, text_without
+from svgloo.engine.rendering.render import render_rgba, render_rgba_resvg
+from svgloo.engine.scoring.score import ScoreSettings, score_text
+from svgloo.engine.reading.units import extract_units, text_without
 
 SVG = 'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
 SETTINGS = ScoreSettings(backbone="pixel", size=96)
@@ -259,7 +259,7 @@ def test_entangled_units_proven_alone_say_so():
                '<rect id="r" x="60" y="60" width="5" height="5" opacity="0"/>'
                '<use href="#r" x="5"/>')
     us = extract_units(parse_document(text, "x.svg"))
-    from svgloo.engine.proof import entangled
+    from svgloo.engine.proving.proof import entangled
     assert entangled(us, {1, 2, 3, 4, 5}) == {1, 2, 4}
     assert entangled(us, {1, 3, 5}) == set()
     result = score(text)
@@ -342,7 +342,7 @@ def test_hex_colours_with_alpha_draw_as_in_a_browser():
         assert np.abs(ours[y, x].astype(int) - browser[y, x]).max() <= 2, (y, x)
     assert np.abs(ours[30, 70] - np.array([26, 51, 102, 128])).max() <= 1  # premultiplied
     assert picture_change(ours, browser).max() <= 64  # edges only: antialiasing
-    from svgloo.engine.normalize import normalize_modern
+    from svgloo.engine.rendering.normalize import normalize_modern
     copy = normalize_modern(text)
     assert 'href="#c0ffee"' in copy and "url(#c0ffee)" in copy and 'id="c0ffee"' in copy
 
@@ -374,7 +374,7 @@ def test_resvg_renders_known_pixels_premultiplied_and_placed_like_cairosvg():
 def test_generic_font_families_resolve_in_resvg_as_in_cairosvg():
     # resvg's font database maps sans-serif to Arial (not installed here) and draws no text;
     # CairoSVG and browsers ask fontconfig. resvg's copy names fontconfig's family first.
-    from svgloo.engine.render import generic_families, resolve_generic_families
+    from svgloo.engine.rendering.render import generic_families, resolve_generic_families
 
     families = generic_families()
     if "sans-serif" not in families:
@@ -410,7 +410,7 @@ def test_renderers_that_disagree_are_reported_with_the_element():
 
 
 def test_a_proof_that_runs_out_of_checks_proves_nothing_it_did_not_reach():
-    from svgloo.engine.proof import Prover, prove_set
+    from svgloo.engine.proving.proof import Prover, prove_set
 
     # edges on the pixel grid at 64 px: one square alone draws what the two do
     twins = doc('<rect x="50" y="50" width="25" height="25" fill="#c00"/>' * 2
@@ -429,8 +429,8 @@ def test_disagreement_mask_is_the_dense_computation(seed):
     """disagreement works only where the pictures differ and opens inside the box of what
     passes the threshold; the mask is the one of the whole-picture formula, on random
     pictures (changes of every size, some of them in 3x3 patches and at the borders)."""
-    from svgloo.engine.masks import open_square3
-    from svgloo.engine.proof import DISAGREE_THRESHOLD, picture_change
+    from svgloo.engine.rendering.masks import open_square3
+    from svgloo.engine.proving.proof import DISAGREE_THRESHOLD, picture_change
 
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 256, (64, 80, 4), dtype=np.uint8)
@@ -449,7 +449,7 @@ def test_disagreement_mask_is_the_dense_computation(seed):
 def test_a_check_uses_the_picture_the_scoring_sends_instead_of_drawing_it(monkeypatch):
     """The proof sends the scoring's full pictures (analysis size) with its checks: the
     worker compares with them, and draws the document only when none is sent."""
-    import svgloo.engine.proof as proof
+    import svgloo.engine.proving.proof as proof
 
     svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 20">'
            '<rect width="20" height="20" fill="#fff"/><circle cx="9" cy="9" r="5"/></svg>')

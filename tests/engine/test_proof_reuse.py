@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from svgloo.engine.score import ScoreSettings, score_text
+from svgloo.engine.scoring.score import ScoreSettings, score_text
 
 from conftest import CORPUS
 
@@ -115,8 +115,8 @@ def test_colour_edits_of_an_emoji_reuse_the_proof_and_equal_cold(corpus_dir, ren
 
 def _alone(us, elements, sizes, pool, name):
     """((element, renderer, size), the element drawn alone) for each."""
-    from svgloo.engine.proof import RENDERERS, job_render_pictures
-    from svgloo.engine.units import text_keeping
+    from svgloo.engine.proving.proof import RENDERERS, job_render_pictures
+    from svgloo.engine.reading.units import text_keeping
 
     keys = [(e, r, size) for e in elements for r in RENDERERS for size in sizes]
     jobs = [([text_keeping(us, {u.index for u in us.units if u.element == e})], size,
@@ -128,10 +128,10 @@ def _alone(us, elements, sizes, pool, name):
 @pytest.mark.parametrize("name", ["noto/emoji_u1f4b6.svg", "logos/pypi.svg",
                                   "twemoji/1f46f.svg"])
 def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.proof_reuse import (SHAPES, _marked_alone, _pixel_box, job_extents,
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.proving.proof_reuse import (SHAPES, _marked_alone, _pixel_box, job_extents,
                                            ink_mask)
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.units import extract_units
 
     path = CORPUS / name
     if not path.exists():
@@ -180,9 +180,9 @@ def test_candidate_masks_hold_every_pixel_each_shape_inks_in_both_renderers(rend
     """The bound single checks are kept on: where a shape inks in CairoSVG, captured among
     the other shapes in one pass (proof_reuse.candidate_boxes) and grown by
     EXTENTS_MARGIN px, holds every pixel CairoSVG and resvg ink for it drawn alone."""
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.proof_reuse import _local_elements, candidate_boxes, ink_mask
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.proving.proof_reuse import _local_elements, candidate_boxes, ink_mask
+    from svgloo.engine.reading.units import extract_units
 
     path = CORPUS / name
     if not path.exists():
@@ -276,9 +276,9 @@ def test_colour_edits_next_to_candidates_equal_cold(render_pool, name):
     """Corpus files whose proof bisects: shapes whose ink meets a candidate's recoloured
     one after another (the proof partly kept, partly made again), each re-scoring equal to
     a cold one."""
-    from svgloo.engine.proof import proof_sizes
-    from svgloo.engine.proof_reuse import candidate_boxes, mask_meets
-    from svgloo.engine.render import render_extents
+    from svgloo.engine.proving.proof import proof_sizes
+    from svgloo.engine.proving.proof_reuse import candidate_boxes, mask_meets
+    from svgloo.engine.rendering.render import render_extents
 
     path = CORPUS / name
     if not path.exists():
@@ -397,7 +397,7 @@ def test_what_the_reuse_measures_is_measured_beside_the_leave_one_out(render_poo
     measures nothing. The result is the cold one."""
     import threading
 
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     settings, run = first
     calls = []
@@ -425,7 +425,7 @@ def test_the_one_pass_reference_test_is_the_per_id_search_on_random_texts():
     for "#id" not followed by a name character does, ids with other characters included."""
     import random
 
-    from svgloo.engine.proof_reuse import _referenced
+    from svgloo.engine.proving.proof_reuse import _referenced
 
     def searched(text, ident):
         return bool(ident) and re.search("#" + re.escape(ident) + r"(?![\w.:-])",
@@ -448,7 +448,7 @@ def test_a_check_the_edit_reaches_is_rendered_ahead_and_not_again(render_pool, f
     cold one."""
     import threading
 
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     settings, run = first
     calls = []

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from svgloo.engine.reference_checks import document_size
+from svgloo.engine.scoring.reference_checks import document_size
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 STRAY = EXAMPLES / "billiards-with-stray.svg"     # viewBox 0 0 36 36: square
@@ -28,7 +28,7 @@ def score(reference: Path, capsys):
 
 
 def _png(path: Path, w: int, h: int, fill=None) -> Path:
-    from svgloo.engine.render import over_white, render_rgba
+    from svgloo.engine.rendering.render import over_white, render_rgba
 
     if fill is not None:
         Image.new("RGB", (w, h), fill).save(path)

@@ -1,4 +1,4 @@
-"""engine/svgloo/engine/removal.py (proof.py): a multi-unit removal is only offered when rendering
+"""engine/svgloo/engine/proving/removal.py (proof.py): a multi-unit removal is only offered when rendering
 proves it."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from lxml import etree
 
-from svgloo.engine.document import parse_document
-from svgloo.engine.removal import check_removal, check_removal_text
-from svgloo.engine.render import over_white, render_rgba
-from svgloo.engine.units import extract_units, text_without
+from svgloo.engine.reading.document import parse_document
+from svgloo.engine.proving.removal import check_removal, check_removal_text
+from svgloo.engine.rendering.render import over_white, render_rgba
+from svgloo.engine.reading.units import extract_units, text_without
 
 SVG = "http://www.w3.org/2000/svg"
 # Two identical squares on top of each other (each alone has no visible effect), a circle

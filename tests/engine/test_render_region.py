@@ -9,7 +9,7 @@ from conftest import EXAMPLES
 
 
 def test_region_equals_crop_of_full_render():
-    from svgloo.engine.render import render_region_rgba, render_rgba
+    from svgloo.engine.rendering.render import render_region_rgba, render_rgba
 
     text = (EXAMPLES / "billiards.svg").read_text()
     full = render_rgba(text, 1000)
@@ -31,7 +31,7 @@ def test_region_equals_crop_of_full_render():
 def test_region_over_the_limit_is_refused():
     from svgloo.engine.errors import RenderError
     from svgloo.engine.limits import Limits
-    from svgloo.engine.render import render_region_rgba
+    from svgloo.engine.rendering.render import render_region_rgba
 
     with pytest.raises(RenderError, match="limit"):
         render_region_rgba("<svg xmlns='http://www.w3.org/2000/svg'/>", 10_000,

@@ -14,7 +14,7 @@ from typing import Literal, NotRequired, TypedDict
 import pytest
 
 from svgloo.engine import result_types as rt
-from svgloo.engine.score import ScoreSettings, score_file
+from svgloo.engine.scoring.score import ScoreSettings, score_file
 
 from conftest import EXAMPLES
 

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from svgloo.engine.document import parse_document
+from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import LimitError
 from svgloo.engine.limits import Limits
-from svgloo.engine.render_jobs import job_render_full
-from svgloo.engine.render import over_white, render_rgba, take_refused
-from svgloo.engine.safety import check_document, use_expansion
-from svgloo.engine.workers import RenderPool
+from svgloo.engine.rendering.render_jobs import job_render_full
+from svgloo.engine.rendering.render import over_white, render_rgba, take_refused
+from svgloo.engine.reading.safety import check_document, use_expansion
+from svgloo.engine.processes.workers import RenderPool
 
 NS = 'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
 
@@ -242,7 +242,7 @@ def test_oversized_reference_is_refused_before_decoding(tmp_path, width, height)
     import resource
 
     from svgloo.engine.errors import ConfigError
-    from svgloo.engine.reference import load_image_reference
+    from svgloo.engine.scoring.reference import load_image_reference
 
     ref = tmp_path / "big.png"
     ref.write_bytes(_png_header(width, height))
@@ -256,7 +256,7 @@ def test_oversized_reference_is_refused_before_decoding(tmp_path, width, height)
 
 
 def test_large_reference_is_downscaled_on_load(tmp_path):
-    from svgloo.engine.reference import load_image_reference
+    from svgloo.engine.scoring.reference import load_image_reference
 
     ref = tmp_path / "wide.jpg"
     Image.new("RGB", (3000, 1500), (200, 10, 10)).save(ref, quality=90)
@@ -287,7 +287,7 @@ def test_score_cli_reports_a_bomb_sidecar_in_one_line(tmp_path):
 def test_write_through_a_symlink_keeps_the_link(tmp_path):
     import os
 
-    from svgloo.engine.files import atomic_write_bytes
+    from svgloo.engine.reading.files import atomic_write_bytes
 
     real = tmp_path / "art" / "real.svg"
     real.parent.mkdir()
@@ -303,7 +303,7 @@ def test_write_through_a_symlink_keeps_the_link(tmp_path):
 def test_write_keeps_hard_links_owner_and_mode(tmp_path):
     import os
 
-    from svgloo.engine.files import atomic_write_bytes
+    from svgloo.engine.reading.files import atomic_write_bytes
 
     a = tmp_path / "a.svg"
     a.write_bytes(b"old")
@@ -326,7 +326,7 @@ def test_write_keeps_hard_links_owner_and_mode(tmp_path):
 
 def test_utf16_file_is_written_back_as_utf16(tmp_path):
     from svgloo.engine.errors import InputError
-    from svgloo.engine.files import encode_like
+    from svgloo.engine.reading.files import encode_like
 
     text = ('<?xml version="1.0" encoding="UTF-16"?>\n'
             f'<svg {NS} viewBox="0 0 4 4"><title>caf\u00e9</title>'
@@ -350,7 +350,7 @@ def test_bounded_read_refuses_special_files_before_reading(tmp_path):
     import os
 
     from svgloo.engine.errors import InputError
-    from svgloo.engine.files import read_regular_file
+    from svgloo.engine.reading.files import read_regular_file
 
     with pytest.raises(InputError, match="not a regular file"):
         read_regular_file("/dev/zero", 1024)
@@ -387,7 +387,7 @@ def test_a_many_subpath_path_stops_at_the_document_memory_budget(render_pool):
     from dataclasses import replace
 
     from svgloo.engine.limits import DEFAULT_LIMITS, DocumentBudget, document_budget
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     squares = " ".join(f"M{10 + (i % 40) * 9} {10 + (i // 40) * 9}h5v5h-5z" for i in range(400))
     svg = (f'<svg {NS} viewBox="0 0 400 400"><path fill-rule="evenodd" '

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from svgloo.engine.reference import resolve_reference
-from svgloo.engine.document import load_document
-from svgloo.engine.score import ScoreSettings, score_file
+from svgloo.engine.scoring.reference import resolve_reference
+from svgloo.engine.reading.document import load_document
+from svgloo.engine.scoring.score import ScoreSettings, score_file
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.protocols import Reference
 from svgloo.plugins.pixel_backbone import PixelBackbone
@@ -162,7 +162,7 @@ def test_every_corpus_file_scores(corpus_dir, render_pool):
 def test_auto_backbone_says_why_it_falls_back_to_pixel(monkeypatch):
     import importlib.util
 
-    from svgloo.engine.backbones import choose_backbone
+    from svgloo.engine.scoring.backbones import choose_backbone
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
@@ -191,8 +191,8 @@ class _CountingBackbone:
 
 
 def test_units_that_change_nothing_need_no_model_pass(render_pool):
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.score import score_document
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.scoring.score import score_document
 
     svg = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40">
       <rect width="20" height="20" fill="red"/><rect width="20" height="20" fill="red"/>

@@ -6,8 +6,8 @@ import json
 
 from lxml import etree
 
-from svgloo.engine.document import parse_document, load_document
-from svgloo.engine.units import (apply_edits, extract_units, removal_edit, text_keeping,
+from svgloo.engine.reading.document import parse_document, load_document
+from svgloo.engine.reading.units import (apply_edits, extract_units, removal_edit, text_keeping,
                                  text_without)
 
 from conftest import CORPUS, corpus_files

@@ -21,15 +21,15 @@ SCRIPT = """
 import sys
 print("top level ran", file=sys.stderr, flush=True)
 {setup}
-from svgloo.engine.score import ScoreSettings, score_file
+from svgloo.engine.scoring.score import ScoreSettings, score_file
 run = score_file({path!r}, ScoreSettings(backbone="pixel", size=64))
 s = run.result["summary"]
 print(s["units"], s["helpful"] + s["harmful"] + s["neutral"])
 """
 
 SPAWN = """
-import svgloo.engine.workers as workers
-import svgloo.engine.worker_start as worker_start
+import svgloo.engine.processes.workers as workers
+import svgloo.engine.processes.worker_start as worker_start
 workers.worker_context = lambda: worker_start.render_worker_context("spawn")
 """
 
@@ -54,7 +54,7 @@ def test_other_multiprocessing_users_keep_their_main(tmp_path):
     script = tmp_path / "other.py"
     script.write_text(textwrap.dedent("""
         import multiprocessing
-        import svgloo.engine.workers  # noqa: F401  (installs the render-worker launch hook)
+        import svgloo.engine.processes.workers  # noqa: F401  (installs the render-worker launch hook)
 
         def twice(x):
             return 2 * x
@@ -88,7 +88,7 @@ def test_a_worker_killed_mid_result_leaves_no_thread_waiting_forever():
     sending one, it waited for the rest forever - and so did the interpreter, which joins
     that thread at exit (an idle daemon that never exited)."""
     from svgloo.engine.errors import LimitError
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     pool = RenderPool(workers=1)
     try:
@@ -109,7 +109,7 @@ def test_a_process_whose_worker_was_killed_mid_result_exits(tmp_path):
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_workers import _half_sent_result
         from svgloo.engine.errors import LimitError
-        from svgloo.engine.workers import RenderPool
+        from svgloo.engine.processes.workers import RenderPool
 
         if __name__ == "__main__":
             pool = RenderPool(workers=1)
@@ -134,7 +134,7 @@ def test_a_worker_killed_mid_result_is_an_error_at_once_not_after_the_timeout():
     import time
 
     from svgloo.engine.errors import WorkerError
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     pool = RenderPool(workers=1)
     try:
@@ -204,7 +204,7 @@ def _ghost_function():
 
 @pytest.fixture
 def one_worker_pool():
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     pools = []
 
@@ -251,7 +251,7 @@ def test_threads_waiting_on_one_pool_all_name_the_worker_that_died():
     import time
 
     from svgloo.engine.errors import WorkerError
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     pool = RenderPool(workers=2)
     try:
@@ -310,7 +310,7 @@ def test_a_worker_that_cannot_start_is_named_with_the_import_error(one_worker_po
     """The issue's case: the worker fails before any svgloo code runs in it (the process
     itself cannot be unpickled, as when the installed svgloo cannot be imported); its
     traceback goes to its own stderr file all the same."""
-    import svgloo.engine.workers as workers
+    import svgloo.engine.processes.workers as workers
     from svgloo.engine.errors import WorkerError
 
     monkeypatch.setattr(workers, "_limit_worker", _ghost_function())
@@ -375,7 +375,7 @@ def test_worker_death_error_names_limits_only_when_a_limit_was_hit(exitcode, las
                                                                   message):
     from svgloo.engine.errors import LimitError, WorkerError
     from svgloo.engine.limits import Limits
-    from svgloo.engine.workers import worker_death_error
+    from svgloo.engine.processes.workers import worker_death_error
 
     err = worker_death_error("a.svg", exitcode, last_line, Limits())
     assert type(err) is {"limit": LimitError, "worker": WorkerError}[kind]
@@ -386,7 +386,7 @@ def test_worker_death_error_names_limits_only_when_a_limit_was_hit(exitcode, las
 
 def test_a_worker_stderr_file_stays_short(tmp_path):
     """The worker trims its stderr file (checked every half second); the tail survives."""
-    from svgloo.engine import worker_start
+    from svgloo.engine.processes import worker_start
 
     path = tmp_path / "stderr.txt"
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
@@ -406,7 +406,7 @@ def test_a_worker_stderr_file_stays_short(tmp_path):
 
 
 def test_stderr_folders_of_owners_that_are_gone_are_removed(tmp_path):
-    from svgloo.engine import worker_start
+    from svgloo.engine.processes import worker_start
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -423,8 +423,8 @@ def test_stderr_folders_of_owners_that_are_gone_are_removed(tmp_path):
 def _worker_state() -> tuple:
     import resource
 
-    loaded = [m for m in ("cairocffi", "cairosvg.surface", "svgloo.engine.render_jobs",
-                          "svgloo.engine.proof") if m in sys.modules]
+    loaded = [m for m in ("cairocffi", "cairosvg.surface", "svgloo.engine.rendering.render_jobs",
+                          "svgloo.engine.proving.proof") if m in sys.modules]
     return loaded, resource.getrlimit(resource.RLIMIT_AS)[0]
 
 
@@ -434,8 +434,8 @@ def test_workers_are_forked_with_the_renderer_loaded_and_still_set_their_limits(
     each worker is forked from it and then limits itself as before."""
     pool = one_worker_pool(render_memory_mb=700)
     [(loaded, memory_limit)] = pool.map(_worker_state, [()], "state.svg", timeout_s=300)
-    assert loaded == ["cairocffi", "cairosvg.surface", "svgloo.engine.render_jobs",
-                      "svgloo.engine.proof"]
+    assert loaded == ["cairocffi", "cairosvg.surface", "svgloo.engine.rendering.render_jobs",
+                      "svgloo.engine.proving.proof"]
     assert memory_limit == 700 * 1024 * 1024
 
 
@@ -457,10 +457,10 @@ def refuse_once(name):  # the fast lookup fails; the ordinary one (which asks it
         raise OSError("no cache")
     return ldconfig(name)
 ctypes.util._findSoname_ldconfig = refuse_once
-import svgloo.engine.worker_preload
+import svgloo.engine.processes.worker_preload
 import cairosvg.surface
 print(bool(refused), len(calls) > 0, ctypes.util.find_library is counting,
-      "svgloo.engine.render_jobs" in sys.modules)
+      "svgloo.engine.rendering.render_jobs" in sys.modules)
 """
 
 

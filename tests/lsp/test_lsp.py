@@ -18,7 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import CORPUS, EXAMPLES
 from lsp_recording import record_published
-from svgloo.engine.proof import PROOF_TOLERANCE
+from svgloo.engine.proving.proof import PROOF_TOLERANCE
 
 # One server per client kind for the module (starting one costs seconds); each test opens
 # its own documents.
@@ -195,9 +195,9 @@ async def test_stray_element_warning_and_remove_element(client: LanguageClient, 
 
 
 async def test_remove_subpath_keeps_other_subpaths(client: LanguageClient, tmp_path):
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.render import render_rgba
-    from svgloo.engine.units import extract_units, text_without
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.rendering.render import render_rgba
+    from svgloo.engine.reading.units import extract_units, text_without
 
     clean = (EXAMPLES / "billiards.svg").read_text(encoding="utf-8")
     # Inject a 3x3 subpath into the compound "8" path, between two subpaths chained by
@@ -393,7 +393,7 @@ async def test_bulk_fix_keeps_the_picture(client: LanguageClient, tmp_path):
     """Two identical squares on top of each other are each without a footprint; removing
     both would erase the square, so the engine's proof keeps one of them, and only the
     units it proved removable get the "no visible effect" hint and the bulk fix."""
-    from svgloo.engine.render import render_rgba
+    from svgloo.engine.rendering.render import render_rgba
 
     enc = encoding_of(client)
     # Twins only: one of the two is proven removable; one unit needs no bulk fix.
@@ -464,8 +464,8 @@ async def test_specks_of_one_path_are_one_diagnostic_with_one_proven_fix(
         client: LanguageClient, tmp_path):
     """Three specks in one path: one diagnostic listing each subpath as related
     information, and one fix removing all three, proven by the engine's renders."""
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.units import extract_units, text_without
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.reading.units import extract_units, text_without
 
     enc = encoding_of(client)
     uri = open_doc(client, tmp_path / "grain.svg", GRAIN)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from svgloo.engine.document import parse_document
-from svgloo.engine.proof import RemovalCheck
-from svgloo.engine.units import extract_units
+from svgloo.engine.reading.document import parse_document
+from svgloo.engine.proving.proof import RemovalCheck
+from svgloo.engine.reading.units import extract_units
 from svgloo.lsp import actions
 from svgloo.lsp.convert import (DiagnosticCode, LineIndex, UnitFinding, fix_data, group_data,
                                 text_hash)

@@ -7,9 +7,9 @@ import pytest
 from lsprotocol import types
 from lxml import etree
 
-from svgloo.engine.document import parse_document
+from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import InputError
-from svgloo.engine.units import apply_edits, extract_units
+from svgloo.engine.reading.units import apply_edits, extract_units
 from svgloo.lsp import actions
 from svgloo.lsp.convert import (UTF8, UTF16, UTF32, DiagnosticOptions, LineIndex,
                                 chars_for_units, code_units, refusal_diagnostic,
@@ -51,7 +51,7 @@ def test_utf16_counts_surrogate_pairs():
 
 def test_harmful_range_after_emoji_title(tmp_path):
     """The engine's code-point offsets land on the element in UTF-16 and UTF-8."""
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     clean = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 36 36">'
              f"<title>{EMOJI} ball {EMOJI}</title>"
@@ -154,7 +154,7 @@ def test_unclosed_tag_in_a_one_line_file():
 
 def test_split_path_keeps_stroke_render(corpus_dir):
     """Splitting a stroked compound path draws the same picture."""
-    from svgloo.engine.render import render_rgba
+    from svgloo.engine.rendering.render import render_rgba
 
     text = (corpus_dir / "feather" / "thumbs-down.svg").read_text()
     us = extract_units(parse_document(text, "thumbs-down.svg"))
@@ -222,7 +222,7 @@ def test_purity_diagnostics_skip_negligible_shares_and_one_paint_regions():
 
 
 def test_remove_all_invisible_is_one_non_overlapping_edit_set():
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     ghost1 = '<rect x="50" y="50" width="4" height="4"/>'      # outside the viewBox
     ghost2 = '<circle cx="-9" cy="-9" r="2"/>'
@@ -254,7 +254,7 @@ def test_unverified_units_get_a_reason_and_no_fix_and_disagreement_is_informatio
     """A unit CairoSVG draws nothing of, but browsers do (a CSS filter, a blurred shadow),
     is never hinted as removable: a plain hint says why, with no quick fix; where the
     renderers' pictures differ, an Information diagnostic sits on the element."""
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">\n'
             '<defs><filter id="soft"><feGaussianBlur stdDeviation="6"/></filter></defs>\n'

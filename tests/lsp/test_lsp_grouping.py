@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from lsprotocol import types
 
-from svgloo.engine.document import parse_document
-from svgloo.engine.removal import changed_pixels, check_removal_text
-from svgloo.engine.units import apply_edits, extract_units, text_without
+from svgloo.engine.reading.document import parse_document
+from svgloo.engine.proving.removal import changed_pixels, check_removal_text
+from svgloo.engine.reading.units import apply_edits, extract_units, text_without
 from svgloo.lsp import actions
 from svgloo.lsp.convert import (MAX_DIAGNOSTICS, ROLLUP_MIN, TEXTURE_MIN, DiagnosticOptions,
                                 LineIndex, capped, document_diagnostics, score_diagnostics)
@@ -31,7 +31,7 @@ def grain_svg(specks: int) -> tuple[str, list[str]]:
 
 
 def scored(text: str) -> dict:
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     return score_text(text, "<grain>", ScoreSettings(size=SIZE)).result
 
@@ -176,7 +176,7 @@ def test_the_group_fix_removes_every_speck_proven_by_the_engine():
     assert fixed == text_without(us, {1, 2, 3})
     assert all(s not in fixed for s in subpaths[1:]) and subpaths[0] in fixed
     # independently: the picture lost the specks' pixels and nothing else
-    from svgloo.engine.render import over_white, render_rgba
+    from svgloo.engine.rendering.render import over_white, render_rgba
 
     before = over_white(render_rgba(text, SIZE))
     after = over_white(render_rgba(fixed, SIZE))
@@ -188,7 +188,7 @@ def test_the_group_fix_removes_every_speck_proven_by_the_engine():
 
 
 def _engine_edit(lines: LineIndex, e: types.TextEdit):
-    from svgloo.engine.units import TextEdit
+    from svgloo.engine.reading.units import TextEdit
 
     return TextEdit(lines.offset(e.range.start), lines.offset(e.range.end), e.new_text)
 

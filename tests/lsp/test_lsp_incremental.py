@@ -3,7 +3,7 @@ costs what it changes (engine: score_document's ``previous``)."""
 
 from __future__ import annotations
 
-from svgloo.engine.score import ScoreSettings, score_text
+from svgloo.engine.scoring.score import ScoreSettings, score_text
 from svgloo.lsp.server import Settings, _score_in_process
 
 

@@ -160,7 +160,7 @@ def test_one_line_icon_labels_and_bulk_fix(nvim, home):
     """Real one-line icons and labelled files, each with its `.ref.svg` sidecar or none:
     the menu at the stray lists its removal first; purity diagnostics appear; the bulk fix
     never offers to erase twin shapes and keeps the picture."""
-    from svgloo.engine.render import render_rgba
+    from svgloo.engine.rendering.render import render_rgba
 
     src = CORPUS / "twemoji" / "1f387.svg"
     if not src.is_file():

@@ -225,7 +225,7 @@ def test_default_weights_lookup_agrees_with_open_clip_and_does_not_import_it():
     assert os.path.basename(cb._DEFAULT_CFG["url"]) == os.path.basename(cfg.get("url", ""))
     assert (cb.HF_WEIGHTS_NAME, cb.HF_SAFE_WEIGHTS_NAME) == (
         open_clip.constants.HF_WEIGHTS_NAME, open_clip.constants.HF_SAFE_WEIGHTS_NAME)
-    code = ("import sys; from svgloo.engine.backbones import choose_backbone; "
+    code = ("import sys; from svgloo.engine.scoring.backbones import choose_backbone; "
             "print(choose_backbone('auto').name); "
             "bad = [m for m in ('torch', 'open_clip') if m in sys.modules]; "
             "assert not bad, bad")
@@ -238,7 +238,7 @@ def test_auto_without_cached_weights_does_not_import_huggingface_hub(tmp_path):
     """Where the hub's cache has no folder for the weights, `auto` says so without importing
     huggingface_hub's download module (0.1 s of every score); where it has one, the hub's
     own lookup decides (test_weights_available_never_downloads)."""
-    code = ("import sys; from svgloo.engine.backbones import choose_backbone; "
+    code = ("import sys; from svgloo.engine.scoring.backbones import choose_backbone; "
             "print(choose_backbone('auto').name); "
             "assert 'huggingface_hub.file_download' not in sys.modules")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -58,7 +58,7 @@ def test_every_region_of_a_flat_emoji_is_one_fill(corpus_dir):
     """twemoji's railway track has nine flat fills; median cut alone put the brown rails
     and both greys in one colour, so one 'grey' region held three fills and was named by
     their mean. Now each region is one fill (with its anti-aliased edge)."""
-    from svgloo.engine.render import over_white, render_rgba
+    from svgloo.engine.rendering.render import over_white, render_rgba
 
     rgb = over_white(render_rgba((corpus_dir / "twemoji" / "1f6e4.svg").read_bytes(), 384))
     regions = segment_regions(rgb)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from hub_server import MiniHub  # noqa: E402
 from tiny_models import tiny_clip_checkpoint, tiny_clipseg_dir, tiny_qwen2vl_dir  # noqa: E402
 
-from svgloo.engine.score import ScoreSettings, score_file  # noqa: E402
+from svgloo.engine.scoring.score import ScoreSettings, score_file  # noqa: E402
 from svgloo.plugins.clip_backbone import ClipBackbone  # noqa: E402
 
 CLIP_REPO = "timm/vit_base_patch32_clip_224.openai"

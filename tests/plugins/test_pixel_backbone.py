@@ -11,8 +11,8 @@ import pytest
 from scipy.ndimage import gaussian_filter
 
 from svgloo.engine.protocols import Reference
-from svgloo.engine.score import ScoreSettings, render_document, score_file
-from svgloo.engine.document import load_document
+from svgloo.engine.scoring.score import ScoreSettings, render_document, score_file
+from svgloo.engine.reading.document import load_document
 from svgloo.plugins import pixel_backbone
 from svgloo.plugins.pixel_backbone import C1, C2, SIGMA, TRUNCATE, PixelBackbone
 
@@ -83,7 +83,7 @@ def test_leave_one_out_deltas_equal_the_float64_computation(render_pool):
 
 def test_scoring_with_the_pixel_backbone_does_not_import_scipy():
     code = ("import sys\n"
-            "from svgloo.engine.backbones import get_backbone\n"
+            "from svgloo.engine.scoring.backbones import get_backbone\n"
             "get_backbone('pixel', None, None, 'fp32')\n"
             "print(any(m == 'scipy' or m.startswith('scipy.') for m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -86,7 +86,7 @@ def test_closing_with_unsaved_edits_asks_save_discard_or_cancel(window, qtbot):
 
 @pytest.mark.slow
 def test_the_removal_proof_runs_off_the_window_thread(window, qtbot, monkeypatch):
-    import svgloo.engine.removal as removal
+    import svgloo.engine.proving.removal as removal
 
     w, svg = window
     seen = []

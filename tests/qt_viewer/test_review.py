@@ -72,7 +72,7 @@ def qimage_array(img) -> np.ndarray:
 def test_zoom_rerenders_crisply_and_stays_aligned(make_window, svg_copy):
     from dataclasses import replace
 
-    from svgloo.engine.render import over_white, render_rgba
+    from svgloo.engine.rendering.render import over_white, render_rgba
 
     w = make_window(svg_copy)
     view = w.view
@@ -195,9 +195,9 @@ FINDINGS_SVG = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 384 384">
 
 @pytest.mark.slow
 def test_findings_and_proven_bulk_removal(make_window, tmp_path, qtbot):
-    from svgloo.engine.document import parse_document
-    from svgloo.engine.render import over_white, render_rgba
-    from svgloo.engine.units import extract_units, text_without
+    from svgloo.engine.reading.document import parse_document
+    from svgloo.engine.rendering.render import over_white, render_rgba
+    from svgloo.engine.reading.units import extract_units, text_without
 
     svg = tmp_path / "findings.svg"
     svg.write_text(FINDINGS_SVG)

@@ -69,7 +69,7 @@ def _wait_idle(qtbot, w):
 
 @pytest.mark.slow
 def test_table_matches_engine_and_overlay_follows_selection(make_window, svg_copy, qtbot):
-    from svgloo.engine.score import score_file
+    from svgloo.engine.scoring.score import score_file
 
     w = make_window(svg_copy)
     expected = score_file(str(svg_copy), w.score_settings())
@@ -139,8 +139,8 @@ def test_harmful_filter_with_reference(make_window, tmp_path):
 
 @pytest.mark.slow
 def test_rescore_on_disk_change_keeps_selection(make_window, svg_copy, qtbot):
-    from svgloo.engine.document import load_document
-    from svgloo.engine.units import extract_units, text_without
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.reading.units import extract_units, text_without
 
     w = make_window(svg_copy)
     n0 = w.model.rowCount()
@@ -167,7 +167,7 @@ def test_rescore_on_disk_change_keeps_selection(make_window, svg_copy, qtbot):
 def test_remove_edits_in_memory_until_save_and_undo_redo_follow(make_window, svg_copy, qtbot):
     """Remove changes the text in memory and re-scores it; the file is written only by
     Save (the engine's atomic write); Undo and Redo move through the edits."""
-    from svgloo.engine.units import apply_edits, removal_edit
+    from svgloo.engine.reading.units import apply_edits, removal_edit
 
     original = svg_copy.read_bytes()
     w = make_window(svg_copy)
@@ -236,7 +236,7 @@ def test_read_only_file_is_never_written(make_window, svg_copy):
 @pytest.mark.parametrize("codec, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")],
                          ids=["little-endian", "big-endian"])
 def test_removal_writes_a_utf16_file_back_as_utf16(make_window, svg_copy, qtbot, codec, bom):
-    from svgloo.engine.units import apply_edits, removal_edit
+    from svgloo.engine.reading.units import apply_edits, removal_edit
 
     text = svg_copy.read_text(encoding="utf-8")
     original = bom + text.encode(codec)

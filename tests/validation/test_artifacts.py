@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from svgloo.engine.document import load_document, parse_document
-from svgloo.engine.units import extract_units
+from svgloo.engine.reading.document import load_document, parse_document
+from svgloo.engine.reading.units import extract_units
 from svgloo.validation.artifacts import (ATTR, KINDS, _NUM, aggregate, bench_file,
                                          calibrate_threshold, container_matrix, containers,
                                          counterpart, degrade, evaluate, evaluate_threshold,

@@ -11,7 +11,7 @@ import pytest
 from svgloo.validation.batch import (RESULTS, SUMMARY, process_file, read_results, run_batch,
                                  shard)
 from svgloo.engine.errors import ConfigError
-from svgloo.engine.score import ScoreSettings
+from svgloo.engine.scoring.score import ScoreSettings
 
 SETTINGS = ScoreSettings(backbone="pixel", size=96)
 

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
 
-from svgloo.engine.score import ScoreSettings  # noqa: E402
+from svgloo.engine.scoring.score import ScoreSettings  # noqa: E402
 from svgloo.validation.batch import find_svgs, read_results, run_batch  # noqa: E402
 from svgloo.validation.executors import LocalExecutor, RayExecutor  # noqa: E402
 

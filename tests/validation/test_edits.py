@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from svgloo.engine.document import parse_document
+from svgloo.engine.reading.document import parse_document
 from svgloo.validation.edits import (EDITS, change_map, edit_precision, edit_text, mask_centre,
                                  parent_ctm, parse_transform)
-from svgloo.engine.render import over_white, render_rgba
-from svgloo.engine.units import extract_units
+from svgloo.engine.rendering.render import over_white, render_rgba
+from svgloo.engine.reading.units import extract_units
 
 S = 100  # render size == view box size: one user unit is one pixel
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'

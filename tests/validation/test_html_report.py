@@ -75,7 +75,7 @@ def test_batch_report_rows_counts_and_worst_units(batch_report):
 
 
 def test_batch_thumbnail_is_the_engines_render(batch_report):
-    from svgloo.engine.render import over_white, render_rgba
+    from svgloo.engine.rendering.render import over_white, render_rgba
 
     folder, _, text = batch_report
     expected = over_white(render_rgba((folder / "billiards-with-stray.svg").read_bytes(), 96))

@@ -67,8 +67,8 @@ def _uptime() -> str:
 
 
 def large_corpus_files(least: int = 100) -> list[str]:
-    from svgloo.engine.document import load_document
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.reading.units import extract_units
 
     out = []
     for path in sorted(DEFAULT_FILE.parents[1].glob("*/*.svg")):
@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     args.file = args.files[0] if args.files else str(DEFAULT_FILE)
 
     from svgloo.daemon.client import DaemonClient, start_daemon
-    from svgloo.engine.document import load_document
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.reading.units import extract_units
 
     path = os.path.abspath(args.file)
     text = Path(path).read_text()

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 
 from svgloo.engine.errors import SvglooError
-from svgloo.engine.files import atomic_write_text, read_regular_file
+from svgloo.engine.reading.files import atomic_write_text, read_regular_file
 
 CACHE_FORMAT = 1
 RESULT_SCHEMAS = ("svgloo.score/1", "svgloo.structure/1")

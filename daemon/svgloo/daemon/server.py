@@ -686,7 +686,7 @@ class Daemon:
             if socket_answers(path):  # a daemon from before the lock existed
                 raise SystemExit(f"svgloo daemon: another daemon is already serving {path}")
             path.unlink()  # stale: we hold the lock, so no live daemon owns it
-        from svgloo.engine.files import atomic_write_text
+        from svgloo.engine.reading.files import atomic_write_text
 
         # The token and port files exist before the socket does: a client that finds the
         # socket can rely on them.

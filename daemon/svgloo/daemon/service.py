@@ -171,7 +171,7 @@ def _known_fields(cls, d: dict | None, name: str, what: str) -> dict:
 
 def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
     """ScoreSettings from a JSON dict of its field names; limits stay the daemon's."""
-    from svgloo.engine.score import ScoreSettings
+    from svgloo.engine.scoring.score import ScoreSettings
 
     d = _known_fields(ScoreSettings, d, name, "score")
     try:
@@ -218,7 +218,7 @@ class ScoringService:
 
     def __init__(self, cache: ResultCache | None = None, limits: Limits = DEFAULT_LIMITS,
                  layer_cache_bytes: int = LAYER_CACHE_BYTES, pool=None):
-        from svgloo.engine.workers import shared_pool
+        from svgloo.engine.processes.workers import shared_pool
 
         self.limits = limits
         self.cache = cache if cache is not None else ResultCache()
@@ -252,7 +252,7 @@ class ScoringService:
     # -- submitting ---------------------------------------------------------------------
     def _choose(self, settings):
         """Backbone choice, memoised per (name, weights): ``auto`` is resolved once."""
-        from svgloo.engine.backbones import GROUP, choose_backbone
+        from svgloo.engine.scoring.backbones import GROUP, choose_backbone
         from svgloo.engine.protocols import load_plugin
 
         k = (settings.backbone, settings.weights)
@@ -266,8 +266,8 @@ class ScoringService:
         return self._auto[k]
 
     def _reference_fingerprint(self, text: str, name: str, settings, takes_text: bool):
-        from svgloo.engine.document import parse_document
-        from svgloo.engine.reference import resolve_reference
+        from svgloo.engine.reading.document import parse_document
+        from svgloo.engine.scoring.reference import resolve_reference
 
         doc = parse_document(text, name, self.limits) if takes_text and not \
             (settings.reference or settings.prompt) else None
@@ -301,7 +301,7 @@ class ScoringService:
             if len(text) > self.limits.max_file_bytes:
                 raise LimitError(name, f"document is {len(text)} bytes; the limit is "
                                        f"{self.limits.max_file_bytes}")
-            from svgloo.engine.document import parse_document  # decodes like the engine does
+            from svgloo.engine.reading.document import parse_document  # decodes like the engine does
 
             text = parse_document(text, name, self.limits).text
         if len(text) > self.limits.max_file_bytes:
@@ -380,7 +380,7 @@ class ScoringService:
             self.cancelled += 1
 
     def _read(self, path: str) -> bytes:
-        from svgloo.engine.files import read_regular_file
+        from svgloo.engine.reading.files import read_regular_file
 
         return read_regular_file(path, self.limits.max_file_bytes)
 
@@ -457,8 +457,8 @@ class ScoringService:
 
     def _analyse(self, job: Job, check) -> dict:
         if job.kind == "score":
-            from svgloo.engine.backbones import get_backbone
-            from svgloo.engine.score import score_text
+            from svgloo.engine.scoring.backbones import get_backbone
+            from svgloo.engine.scoring.score import score_text
 
             s = job.settings
             choice, _ = self._choose(s)
@@ -576,7 +576,7 @@ class ScoringService:
 
     # -- status and shutdown ------------------------------------------------------------
     def status(self) -> dict:
-        from svgloo.engine.backbones import loaded_backbones
+        from svgloo.engine.scoring.backbones import loaded_backbones
 
         loaded = loaded_backbones()
         cur = self.current
@@ -644,7 +644,7 @@ def _stat(path) -> list | None:
 def _structure_fingerprint(name: str, settings) -> dict:
     """What besides the text decides a structure result: the project config (concepts)
     and the mask files."""
-    from svgloo.engine.reference import find_config
+    from svgloo.engine.scoring.reference import find_config
 
     fp: dict = {"config": None, "masks": None}
     if name and not name.startswith("<") and "://" not in name:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 from svgloo.engine.errors import SvglooError
-from svgloo.engine.files import read_regular_file, resolve_within
+from svgloo.engine.reading.files import read_regular_file, resolve_within
 from svgloo.engine.limits import DEFAULT_LIMITS
 
 log = logging.getLogger("svgloo.watcher")
@@ -37,7 +37,7 @@ DEBOUNCE_S = 0.3
 def is_svg(path: str) -> bool:
     name = os.path.basename(path)
     lower = name.lower()
-    # <stem>.ref.svg is another drawing's reference (engine/svgloo/engine/reference.py), not a drawing
+    # <stem>.ref.svg is another drawing's reference (engine/svgloo/engine/scoring/reference.py), not a drawing
     return (lower.endswith(SUFFIXES) and not lower.endswith((".ref.svg", ".ref.svgz"))
             and not name.startswith((".#", "~")))
 

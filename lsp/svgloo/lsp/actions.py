@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from svgloo.engine.describe import describe_unit, unit_row_names
-from svgloo.engine.document import parse_document
+from svgloo.engine.reading.describe import describe_unit, unit_row_names
+from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import SvglooError
-from svgloo.engine.pathdata import standalone_subpath
-from svgloo.engine.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
+from svgloo.engine.reading.pathdata import standalone_subpath
+from svgloo.engine.reading.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
 
 from .convert import SOURCE, DiagnosticCode, LineIndex, text_hash
 
@@ -106,7 +106,7 @@ def invisible_units(us: UnitSet, result: dict) -> list[int]:
 def bulk_check(us: UnitSet, result: dict):
     """The result's proven bulk removal (``bulk_removal``) as an ``engine.proof.
     RemovalCheck``, when the result was computed on exactly this text; else None."""
-    from svgloo.engine.proof import RemovalCheck
+    from svgloo.engine.proving.proof import RemovalCheck
 
     bulk = result.get("bulk_removal")
     proven = invisible_units(us, result)

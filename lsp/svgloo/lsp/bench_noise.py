@@ -28,7 +28,7 @@ def corpus_files(corpus: Path) -> list[str]:
 
 
 def score_result(corpus: Path, name: str, cache: Path | None) -> dict:
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     stored = cache / (name.replace("/", "__") + ".json") if cache else None
     if stored is not None and stored.is_file():

@@ -21,8 +21,8 @@ from enum import Enum
 
 from lsprotocol import types
 
-from svgloo.engine.describe import describe_element, describe_unit
-from svgloo.engine.loo import CHANGED_THRESHOLD
+from svgloo.engine.reading.describe import describe_element, describe_unit
+from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
 from svgloo.structure.purity import mixed_concepts
 
@@ -189,7 +189,7 @@ def fix_data(row: UnitRow, lines: LineIndex, version: int | None) -> UnitFixData
             "hash": text_hash(lines.engine_slice(start, end))}
 
 
-# engine/svgloo/engine/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
+# engine/svgloo/engine/scoring/findings.py kinds: a speck is shown, a mostly hidden unit only hinted at.
 FINDING_SEVERITY = {DiagnosticCode.SPECK: types.DiagnosticSeverity.Information,
                     DiagnosticCode.MOSTLY_HIDDEN: types.DiagnosticSeverity.Hint}
 

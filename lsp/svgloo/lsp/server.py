@@ -5,7 +5,7 @@ server; they only translate between LSP and the server's per-document state
 (``SvglooServer``, ``DocState``), ``actions`` (which code actions) and ``convert`` (LSP
 objects). ``create_server`` registers them.
 
-Scoring is the engine's (``svgloo.engine.score.score_text``, in a thread so the event
+Scoring is the engine's (``svgloo.engine.scoring.score.score_text``, in a thread so the event
 loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
 ``useDaemon`` is on and one can be reached); ``convert`` turns results into LSP objects
 and ``actions`` builds the quick fixes.
@@ -444,7 +444,7 @@ class SvglooServer(LanguageServer):
                 st.task.cancel()
             if st.cancel is not None:
                 st.cancel.set()
-        from svgloo.engine.workers import close_all_pools
+        from svgloo.engine.processes.workers import close_all_pools
         close_all_pools()
 
     def hard_exit(self, code: int) -> None:
@@ -520,7 +520,7 @@ def _score_in_process(text: str, name: str, settings: dict, progress, layer_cach
                       previous=None):
     """The engine's ScoreRun; ``previous`` (the document's last run) lets it re-score only
     what an edit can have changed (the engine falls back to a cold scoring by itself)."""
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     return score_text(text, name, ScoreSettings(**settings), progress=progress,
                       layer_cache=layer_cache, previous=previous)
@@ -528,7 +528,7 @@ def _score_in_process(text: str, name: str, settings: dict, progress, layer_cach
 
 def _check_removal(text: str, name: str, candidates: list[int], size: int,
                    allowed: dict[int, int] | None = None):
-    from svgloo.engine.removal import check_removal_text
+    from svgloo.engine.proving.removal import check_removal_text
 
     return check_removal_text(text, name, candidates, size=size, allowed=allowed)
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from svgloo.engine.errors import ConfigError, SvglooError
-from svgloo.engine.files import read_regular_file
+from svgloo.engine.reading.files import read_regular_file
 from svgloo.engine.protocols import Reference
 from svgloo.plugins.torch_util import as_rgb_uint8, pick_device, require
 

@@ -24,7 +24,7 @@ from svgloo.engine.protocols import Concept
 
 def config_concepts(svg_name: str | None) -> tuple[list[str], str | None]:
     """(names, source description) from the nearest svgloo.toml's [concepts] table."""
-    from svgloo.engine.reference import find_config, load_config
+    from svgloo.engine.scoring.reference import find_config, load_config
 
     if not svg_name or svg_name.startswith("<") or "://" in svg_name:
         return [], None

@@ -86,7 +86,7 @@ def element_label(node) -> str | None:
 
 def labelled_elements(doc, units=None) -> list[tuple[str, int]]:
     """(name, element index) for each labelled element that draws at least one unit."""
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.units import extract_units
 
     units = units if units is not None else extract_units(doc, False)
     starts = sorted(doc.elements[u.element].start for u in units.units)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from svgloo.engine.errors import ConfigError, SvglooError
-from svgloo.engine.files import read_regular_file
+from svgloo.engine.reading.files import read_regular_file
 from svgloo.engine.protocols import Concept
 
 MASK_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
@@ -129,9 +129,9 @@ class LabelGrounder:
     def heatmaps(self, doc: Any, render_rgb: np.ndarray, concepts: list[Concept],
                  options: dict | None = None) -> np.ndarray:
         from svgloo.engine.limits import DEFAULT_LIMITS
-        from svgloo.engine.render_jobs import job_render_layers
-        from svgloo.engine.units import extract_units, text_keeping
-        from svgloo.engine.workers import shared_pool
+        from svgloo.engine.rendering.render_jobs import job_render_layers
+        from svgloo.engine.reading.units import extract_units, text_keeping
+        from svgloo.engine.processes.workers import shared_pool
 
         options = options or {}
         limits = options.get("limits") or DEFAULT_LIMITS

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svgloo.engine.composite import diff_box, patched_crop
+from svgloo.engine.rendering.composite import diff_box, patched_crop
 from svgloo.engine.protocols import Reference
 
 SIGMA = 1.5

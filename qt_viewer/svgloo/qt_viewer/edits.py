@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from svgloo.engine.errors import InputError, SvglooError
-from svgloo.engine.files import atomic_write_bytes, encode_like
+from svgloo.engine.reading.files import atomic_write_bytes, encode_like
 
 __all__ = ["FileChangedError", "FileSession", "ReadOnlyError", "encode_like", "is_read_only"]
 

@@ -227,7 +227,7 @@ class ImageView(QGraphicsView):
         if target == self.crisp_request and self.crisp_item.isVisible():
             return True
         from svgloo.engine.errors import SvglooError
-        from svgloo.engine.render import over_white, render_region_rgba
+        from svgloo.engine.rendering.render import over_white, render_region_rgba
 
         text, name, limits = self._source
         canvas, box = target

@@ -17,7 +17,7 @@ from PyQt6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHe
                              QPushButton, QSplitter, QTableView, QTabWidget, QTextEdit,
                              QToolBar, QVBoxLayout, QWidget, QAbstractItemView, QScrollArea)
 
-from svgloo.engine.loo import CHANGED_THRESHOLD
+from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 
 from .edits import FileSession
 from .images import ImageView, heat_overlay, nonzero_box
@@ -113,7 +113,7 @@ class ViewerWindow(QMainWindow):
                  base_settings=None, concepts=True, settings_store: QSettings | None = None,
                  debounce_ms: int = 300):
         super().__init__()
-        from svgloo.engine.score import ScoreSettings
+        from svgloo.engine.scoring.score import ScoreSettings
 
         self.base_settings = base_settings or ScoreSettings()
         self.concepts_enabled = concepts
@@ -685,8 +685,8 @@ class ViewerWindow(QMainWindow):
         """Where ``unit`` draws on its own (the engine's renderer, everything else
         removed); None when it draws nothing or cannot be rendered."""
         from svgloo.engine.errors import SvglooError
-        from svgloo.engine.render import render_layer
-        from svgloo.engine.units import apply_edits, edits_keeping
+        from svgloo.engine.rendering.render import render_layer
+        from svgloo.engine.reading.units import apply_edits, edits_keeping
 
         run = self.analysis.run
         text = apply_edits(run.doc.text, edits_keeping(run.units, {unit}))
@@ -943,7 +943,7 @@ class ViewerWindow(QMainWindow):
     def remove_unit(self, unit: int) -> bool:
         """Remove one unit from the text in memory (the engine's removal edit, undoable);
         the file is written by Save."""
-        from svgloo.engine.units import apply_edits, removal_edit
+        from svgloo.engine.reading.units import apply_edits, removal_edit
 
         run = self._editable_run()
         if run is None:
@@ -1009,7 +1009,7 @@ class ViewerWindow(QMainWindow):
         return True
 
     def _on_proven(self, run, candidates: list[int], check) -> None:
-        from svgloo.engine.units import apply_edits, edits_keeping
+        from svgloo.engine.reading.units import apply_edits, edits_keeping
 
         self.last_removal = check
         if self.analysis is None or self.analysis.run is not run \
@@ -1143,7 +1143,7 @@ class ViewerWindow(QMainWindow):
 
     # -------------------------------------------------------------- export
     def export_contact_sheet(self, path) -> None:
-        from svgloo.engine.plots import contact_sheet
+        from svgloo.engine.reporting.plots import contact_sheet
 
         if self.analysis is None:
             raise RuntimeError("nothing is scored yet")

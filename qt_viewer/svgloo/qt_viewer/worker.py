@@ -18,7 +18,7 @@ class Analysis:
 
     path: Path
     raw: bytes
-    run: object  # svgloo.engine.score.ScoreRun
+    run: object  # svgloo.engine.scoring.score.ScoreRun
     finding_boxes: list | None = None  # filled by the window on first use
 
 
@@ -74,9 +74,9 @@ class ScoreJob(_Cancellable):
         self.layer_cache = layer_cache
 
     def run(self) -> None:  # runs on the worker thread
-        from svgloo.engine.document import parse_document, read_svg_bytes
+        from svgloo.engine.reading.document import parse_document, read_svg_bytes
         from svgloo.engine.errors import Cancelled, SvglooError
-        from svgloo.engine.score import score_document
+        from svgloo.engine.scoring.score import score_document
 
         try:
             raw = (self.source if self.source is not None
@@ -135,7 +135,7 @@ class ProofJob(_Cancellable):
 
     def run(self) -> None:  # runs on the worker thread
         from svgloo.engine.errors import Cancelled
-        from svgloo.engine.removal import check_removal
+        from svgloo.engine.proving.removal import check_removal
 
         try:
             with self._budget(self.run_.doc.name, self.settings.limits):

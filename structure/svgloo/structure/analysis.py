@@ -16,14 +16,14 @@ import numpy as np
 
 from svgloo.engine.protocols import Concept, load_plugin
 
-from svgloo.engine.document import Document, load_document, parse_document
+from svgloo.engine.reading.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError, LimitError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
-from svgloo.engine.loo import LooResult, leave_one_out
+from svgloo.engine.leave_one_out.loo import LooResult, leave_one_out
 from svgloo.structure.metrics import DEFINITIONS, attribution_row, compute_metrics, merge_groups
-from svgloo.engine.safety import check_document
-from svgloo.engine.units import UnitSet, extract_units
-from svgloo.engine.workers import RenderPool, shared_pool
+from svgloo.engine.reading.safety import check_document
+from svgloo.engine.reading.units import UnitSet, extract_units
+from svgloo.engine.processes.workers import RenderPool, shared_pool
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 SCHEMA = "svgloo.structure/1"
@@ -245,7 +245,7 @@ def merge_concepts(concepts: list[Concept], heatmaps: np.ndarray,
 
 def _drawn_mask(loo: LooResult) -> np.ndarray:
     """Pixels that some unit visibly changes (footprint above the 12/255 threshold)."""
-    from svgloo.engine.loo import CHANGED_THRESHOLD
+    from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 
     drawn = np.zeros(loo.full.shape[:2], bool)
     for patch in loo.patches:

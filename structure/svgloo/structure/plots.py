@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from svgloo.engine.plots import heatmap_rgb, pyplot
+from svgloo.engine.reporting.plots import heatmap_rgb, pyplot
 
 
 def _unit_label(row: dict) -> str:

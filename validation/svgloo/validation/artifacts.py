@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from svgloo.engine.document import SVG_NS, Document, parse_document
+from svgloo.engine.reading.document import SVG_NS, Document, parse_document
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
-from svgloo.engine.units import LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits, extract_units
+from svgloo.engine.reading.units import LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits, extract_units
 
 KINDS = ("shape", "stray", "duplicate")
 DETECTORS = ("loo", "isolated", "prefix", "random", "last_k", "syntax")
@@ -170,7 +170,7 @@ def containers(doc: Document) -> list[int]:
 
 def container_matrix(doc: Document, container: int) -> np.ndarray:
     """Matrix from the container's user space (its children's) to the root's."""
-    from svgloo.validation.edits import parse_transform
+    from svgloo.validation.transforms import parse_transform
 
     chain = []
     node = doc.nodes[container]
@@ -515,7 +515,7 @@ MIN_VISIBLE_PX = 20   # with ensure_visible, an artifact whose removal changes f
 
 def render_many(texts: list[str], size: int, limits, name: str, pool, chunk: int = 16):
     """Yield RGB renders (over white) of ``texts`` in order, a chunk at a time."""
-    from svgloo.engine.render_jobs import job_render_layers
+    from svgloo.engine.rendering.render_jobs import job_render_layers
 
     for start in range(0, len(texts), chunk * max(1, pool.workers)):
         batch = texts[start:start + chunk * max(1, pool.workers)]
@@ -564,12 +564,12 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
     from PIL import Image
 
     from svgloo.plugins.base import Reference
-    from svgloo.engine.backbones import choose_backbone, get_backbone
-    from svgloo.engine.document import load_document
+    from svgloo.engine.scoring.backbones import choose_backbone, get_backbone
+    from svgloo.engine.reading.document import load_document
     from svgloo.engine.limits import DEFAULT_LIMITS
-    from svgloo.engine.score import ScoreSettings, render_document, score_text
-    from svgloo.engine.units import text_keeping, text_without
-    from svgloo.engine.workers import shared_pool
+    from svgloo.engine.scoring.score import ScoreSettings, render_document, score_text
+    from svgloo.engine.reading.units import text_keeping, text_without
+    from svgloo.engine.processes.workers import shared_pool
 
     t0 = time.perf_counter()
     limits = DEFAULT_LIMITS

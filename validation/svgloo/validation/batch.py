@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from svgloo.engine.files import atomic_write_text
+from svgloo.engine.reading.files import atomic_write_text
 
 from .executors import LocalExecutor
 
@@ -51,7 +51,7 @@ def settings_key(settings, do_score: bool, do_structure: bool) -> str:
 def _get_pool(limits):
     global _pool
     if _pool is None:
-        from svgloo.engine.workers import RenderPool
+        from svgloo.engine.processes.workers import RenderPool
 
         _pool = RenderPool(workers=1, limits=limits)
         # The batch worker must stop its render worker before it exits: a multiprocessing
@@ -75,7 +75,7 @@ def process_file(path: str, settings, do_score: bool = True,
         row["sha256"] = file_sha256(path)
         pool = _get_pool(settings.limits)
         if do_score:
-            from svgloo.engine.score import score_file
+            from svgloo.engine.scoring.score import score_file
 
             row["score"] = score_file(path, settings, pool=pool).result
         if do_structure:

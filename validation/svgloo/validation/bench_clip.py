@@ -29,8 +29,8 @@ import numpy as np
 
 
 def select_files(directory: Path, limit: int, min_units: int, max_units: int) -> list[Path]:
-    from svgloo.engine.document import load_document
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.reading.units import extract_units
 
     chosen = []
     for path in sorted(directory.rglob("*.svg")):
@@ -41,7 +41,7 @@ def select_files(directory: Path, limit: int, min_units: int, max_units: int) ->
 
 
 def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
-    from svgloo.engine.score import ScoreSettings, score_file
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
 
     settings = ScoreSettings(backbone="clip", precision=precision)
     score_file(str(files[0]), settings, backbone=backbone, pool=pool)  # warm up
@@ -69,7 +69,7 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
     from svgloo.plugins.clip_backbone import ClipBackbone
 
     default_dir = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

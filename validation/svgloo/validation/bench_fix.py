@@ -49,7 +49,7 @@ def run_svgo(svgo: str, data: bytes) -> bytes | None:
 
 
 def count_elements(data: bytes | str) -> int:
-    from svgloo.engine.document import parse_document
+    from svgloo.engine.reading.document import parse_document
 
     return len(parse_document(data, "bench.svg").elements)
 
@@ -59,8 +59,8 @@ def picture_change(original: bytes | str, edited: bytes | str, pool, limits) -> 
     384 px, the engine's render workers."""
     import numpy as np
 
-    from svgloo.engine.render_jobs import job_render_full
-    from svgloo.engine.proof import changed_pixels
+    from svgloo.engine.rendering.render_jobs import job_render_full
+    from svgloo.engine.proving.proof import changed_pixels
 
     texts = [t if isinstance(t, str) else t.decode("utf-8", "replace")
              for t in (original, edited)]
@@ -73,8 +73,8 @@ def picture_change(original: bytes | str, edited: bytes | str, pool, limits) -> 
 
 
 def measure(path: Path, svgo: str | None, pool, settings) -> dict:
-    from svgloo.engine.files import encode_like
-    from svgloo.engine.fix import fix_text
+    from svgloo.engine.reading.files import encode_like
+    from svgloo.engine.fixing.fix import fix_text
 
     data = path.read_bytes()
     row: dict = {"file": str(path), "bytes": len(data), "elements": count_elements(data)}
@@ -115,8 +115,8 @@ def summarize(rows: list[dict], tool: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from svgloo.engine.errors import SvglooError
-    from svgloo.engine.score import ScoreSettings
-    from svgloo.engine.workers import shared_pool
+    from svgloo.engine.scoring.score import ScoreSettings
+    from svgloo.engine.processes.workers import shared_pool
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dir", nargs="?", default=str(CORPUS))

@@ -68,9 +68,9 @@ def _band(n: int) -> str:
 
 
 def compare_file(path: Path, pool) -> dict:
-    from svgloo.engine.document import load_document
-    from svgloo.engine.loo import loo_fast, loo_naive
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.leave_one_out.loo import loo_fast, loo_naive
+    from svgloo.engine.reading.units import extract_units
 
     us = extract_units(load_document(path))
     t = time.perf_counter()
@@ -91,10 +91,10 @@ def compare_file(path: Path, pool) -> dict:
 
 _MEMORY_PROBE = """
 import resource, sys
-from svgloo.engine.document import load_document
-from svgloo.engine.units import extract_units
-from svgloo.engine.loo import loo_fast
-from svgloo.engine.workers import RenderPool
+from svgloo.engine.reading.document import load_document
+from svgloo.engine.reading.units import extract_units
+from svgloo.engine.leave_one_out.loo import loo_fast
+from svgloo.engine.processes.workers import RenderPool
 from svgloo.validation.bench_loo import worker_peak_kb
 if __name__ == "__main__":
     pool = RenderPool()
@@ -184,11 +184,11 @@ def tree_pss_kb(root: int | None = None) -> int | None:
 
 _SCALING_PROBE = """
 import resource, sys, time
-from svgloo.engine.document import parse_document
+from svgloo.engine.reading.document import parse_document
 from svgloo.engine.limits import Limits
-from svgloo.engine.units import extract_units
-from svgloo.engine.loo import leave_one_out
-from svgloo.engine.workers import RenderPool
+from svgloo.engine.reading.units import extract_units
+from svgloo.engine.leave_one_out.loo import leave_one_out
+from svgloo.engine.processes.workers import RenderPool
 from svgloo.validation.bench_loo import synthetic_path, tree_peak_kb, tree_pss_kb, worker_peak_kb
 if __name__ == "__main__":
     n = int(sys.argv[1])
@@ -298,8 +298,8 @@ def fixed_cost(runs: int = 15, files: tuple[Path, ...] = ()) -> list[dict]:
     not counted."""
     import tempfile
 
-    from svgloo.engine.score import ScoreSettings, score_file
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.scoring.score import ScoreSettings, score_file
+    from svgloo.engine.processes.workers import RenderPool
 
     pool = RenderPool()
     rows = []
@@ -356,7 +356,7 @@ wrap("print_table", "scored", "printed")
 exit_now = os._exit
 def exit_stamped(code):
     mark("exit")
-    pool = sys.modules["svgloo.engine.workers"]._shared
+    pool = sys.modules["svgloo.engine.processes.workers"]._shared
     stamps["start_method"] = getattr(pool, "start_method", None)
     with open(os.environ["STAMPS_OUT"], "w") as f:
         json.dump(stamps, f)
@@ -502,8 +502,8 @@ def print_startup(r: dict) -> None:
 
 
 def compound_only(rows: list[dict]) -> list[dict]:
-    from svgloo.engine.document import load_document
-    from svgloo.engine.units import extract_units
+    from svgloo.engine.reading.document import load_document
+    from svgloo.engine.reading.units import extract_units
 
     out = []
     for r in rows:
@@ -522,7 +522,7 @@ def incremental_file(path: Path, pool, size: int, rounds: int) -> list[dict]:
     import random
 
     from svgloo.engine.errors import SvglooError
-    from svgloo.engine.score import ScoreSettings, score_text
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
     from svgloo.validation.random_edits import KINDS, random_edit
 
     settings = ScoreSettings(backbone="pixel", size=size, limits=pool.limits)
@@ -618,7 +618,7 @@ def summarize(rows: list[dict]) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from svgloo.engine.workers import RenderPool
+    from svgloo.engine.processes.workers import RenderPool
 
     default_dir = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
     p = argparse.ArgumentParser(prog="python -m svgloo.validation.bench_loo",
@@ -686,8 +686,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         process_floor(runs=1)  # writes the bytecode caches before anything is timed
         for path in tqdm(files, desc="svgloo score, naive vs fast", file=sys.stderr):
-            from svgloo.engine.document import load_document
-            from svgloo.engine.units import extract_units
+            from svgloo.engine.reading.document import load_document
+            from svgloo.engine.reading.units import extract_units
 
             n = len(extract_units(load_document(path)).units)
             t = cli_compare(path)

@@ -35,52 +35,21 @@ import re
 import numpy as np
 
 from svgloo.validation.artifacts import view_box
-from svgloo.engine.document import Document
+from svgloo.validation.transforms import parse_transform
+from svgloo.engine.reading.document import Document
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
-from svgloo.engine.units import TextEdit, UnitSet, apply_edits, text_without
+from svgloo.engine.reading.units import TextEdit, UnitSet, apply_edits, text_without
 
 EDITS = ("color", "delete", "move", "scale", "regroup")
 MASK_SETTINGS = ("same", "regions>labels", "labels>regions")
 MOVE_PX = 20.0
 SCALE = 0.7
 _NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_TRANSFORM = re.compile(r"(matrix|translate|scale|rotate|skewX|skewY)\s*\(([^)]*)\)")
 _STYLE = re.compile(r"""\sstyle\s*=\s*(["'])(.*?)\1""", re.S)
 _TAG = re.compile(r"<[^\s/>]+")
 
 
 # --- transforms -------------------------------------------------------------------------
-
-def parse_transform(value: str | None) -> np.ndarray:
-    """3x3 matrix of an SVG transform list (unknown functions are ignored)."""
-    m = np.eye(3)
-    if not value:
-        return m
-    for fn, args in _TRANSFORM.findall(value):
-        a = [float(x) for x in _NUM.findall(args)]
-        t = np.eye(3)
-        if fn == "matrix" and len(a) == 6:
-            t = np.array([[a[0], a[2], a[4]], [a[1], a[3], a[5]], [0, 0, 1]])
-        elif fn == "translate" and a:
-            t[0, 2], t[1, 2] = a[0], (a[1] if len(a) > 1 else 0.0)
-        elif fn == "scale" and a:
-            t[0, 0], t[1, 1] = a[0], (a[1] if len(a) > 1 else a[0])
-        elif fn == "rotate" and a:
-            r = math.radians(a[0])
-            rot = np.array([[math.cos(r), -math.sin(r), 0], [math.sin(r), math.cos(r), 0],
-                            [0, 0, 1]])
-            if len(a) >= 3:
-                tr, back = np.eye(3), np.eye(3)
-                tr[:2, 2], back[:2, 2] = (a[1], a[2]), (-a[1], -a[2])
-                rot = tr @ rot @ back
-            t = rot
-        elif fn == "skewX" and a:
-            t[0, 1] = math.tan(math.radians(a[0]))
-        elif fn == "skewY" and a:
-            t[1, 0] = math.tan(math.radians(a[0]))
-        m = m @ t
-    return m
-
 
 def render_matrix(doc: Document, size: int) -> np.ndarray:
     """Root user space -> render pixels (viewBox fitted, centred: xMidYMid meet)."""
@@ -290,7 +259,7 @@ def bench_edits_file(path: str, index: int, *, seed: int = 0, size: int = DEFAUL
 
     from svgloo.engine.limits import DEFAULT_LIMITS
     from svgloo.structure.analysis import StructureSettings, structure_file
-    from svgloo.engine.workers import shared_pool
+    from svgloo.engine.processes.workers import shared_pool
 
     t0 = time.perf_counter()
     pool = pool or shared_pool(DEFAULT_LIMITS)

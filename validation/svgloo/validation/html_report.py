@@ -1,6 +1,6 @@
 """Reports people look at: ``svgloo batch --html FILE`` and ``svgloo eval ... --html FILE``.
 
-One self-contained HTML file each (``svgloo.engine.html``: inline CSS/JS, images as data:
+One self-contained HTML file each (``svgloo.engine.reporting.html``: inline CSS/JS, images as data:
 URIs, nothing fetched). The batch report has a row per file with its thumbnail, verdict
 counts, structure metrics and the footprints of its worst units (harmful first, worst
 first, then flagged units, then by |delta|: the contact sheet's order), every column
@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from svgloo.engine.html import cell, esc, img, page, svg_histogram, table, unit_thumbnails
-from svgloo.engine.describe import describe_unit
-from svgloo.engine.files import atomic_write_text
-from svgloo.engine.plots import sheet_order
+from svgloo.engine.reporting.html import cell, esc, img, page, svg_histogram, table, unit_thumbnails
+from svgloo.engine.reading.describe import describe_unit
+from svgloo.engine.reading.files import atomic_write_text
+from svgloo.engine.reporting.plots import sheet_order
 
 WORST_UNITS = 3
 VERDICTS = ("helpful", "harmful", "neutral", "invisible")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import random
 import re
 
-from svgloo.engine.document import parse_document
-from svgloo.engine.units import extract_units
+from svgloo.engine.reading.document import parse_document
+from svgloo.engine.reading.units import extract_units
 
 KINDS = ("colour", "move", "remove", "add")
 _COLOUR = re.compile(r"(#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|(?<=[\"':\s])(?:red|blue|green|"

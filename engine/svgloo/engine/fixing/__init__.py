@@ -1,0 +1,1 @@
+"""Fixing: a scored file -> the same file without what is proven removable (``svgloo fix``)."""

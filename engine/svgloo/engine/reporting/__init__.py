@@ -1,0 +1,1 @@
+"""Reporting: results -> pictures and pages (footprint heatmaps, contact sheets, HTML)."""
