@@ -13,6 +13,7 @@ import numpy as np
 
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.rendering.render_jobs import draw_picture, kept_picture
+from svgloo.engine.rendering.renderers import PROOF_RENDERERS, get_renderer
 from svgloo.engine.processes.workers import RenderPool, shared_pool
 
 # /255 per channel (alpha included, and over white and black pages). Browsers draw with
@@ -22,8 +23,8 @@ from svgloo.engine.processes.workers import RenderPool, shared_pool
 # tests/test_browser_proofs.py referees on every corpus file.
 PROOF_TOLERANCE = 2
 BROWSER_TOLERANCE = PROOF_TOLERANCE + 2
-RENDERERS = ("cairosvg", "resvg")
-RENDERER_NAMES = {"cairosvg": "CairoSVG", "resvg": "resvg"}
+RENDERERS = PROOF_RENDERERS
+RENDERER_NAMES = {name: get_renderer(name).label for name in RENDERERS}
 
 
 # --- worker jobs (top level so they pickle) -------------------------------------------

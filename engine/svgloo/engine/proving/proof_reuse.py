@@ -49,6 +49,7 @@ import numpy as np
 from svgloo.engine.limits import Limits
 from svgloo.engine.rendering.masks import dilate_square
 from svgloo.engine.rendering.raster import intersects
+from svgloo.engine.rendering.renderers import PROOF_RENDERERS
 from svgloo.engine.reading.units import TextEdit, UnitSet, apply_edits, edits_keeping
 from svgloo.engine.processes.workers import RenderPool
 
@@ -785,7 +786,7 @@ class EarlyMeasures:
                        and (len(key[1]) == 1 or reuse.fails(key, key[1], sizes[0]) is None)]
         pictures = {}
         if self._pictures is not None and self._pictures.size == sizes[0]:
-            pictures = {(r, sizes[0]): self._pictures.get(r) for r in ("cairosvg", "resvg")}
+            pictures = {(r, sizes[0]): self._pictures.get(r) for r in PROOF_RENDERERS}
         for key in guesses[:GUESSED_CHECKS]:
             self.checks[key] = text_changes(us.doc.text, text_without(us, set(key[1])),
                                             sizes[:1], limits, pool, name, None, pictures)

@@ -15,6 +15,7 @@ import numpy as np
 from svgloo.engine.rendering.composite import diff_box
 from svgloo.engine.limits import Limits
 from svgloo.engine.rendering.raster import Layer
+from svgloo.engine.rendering.renderers import PROOF_RENDERERS, get_renderer
 from svgloo.engine.rendering.render import (over_white, render_captured_layers, render_layer,
                                   render_rgba, render_subpath_work)
 
@@ -54,11 +55,8 @@ def job_subpath_work(text: str, size: int, job: dict, limits: Limits, name: str)
 
 def draw_picture(text: str, size: int, limits: Limits, name: str,
                  renderer: str) -> np.ndarray:
-    """Premultiplied RGBA render with ``renderer`` ("cairosvg" or "resvg")."""
-    from svgloo.engine.rendering.render import render_rgba_resvg
-
-    draw = render_rgba_resvg if renderer == "resvg" else render_rgba
-    return draw(text, size, limits, name)
+    """Premultiplied RGBA render with ``renderer`` (a name in renderers.RENDERERS)."""
+    return get_renderer(renderer).draw(text, size, limits, name)
 
 
 _kept_pictures: dict = {}  # in a worker: (renderer, size, hash of text) -> picture
@@ -96,7 +94,7 @@ class FullPictures:
         self.text, self.size = text, size
         self._out: dict = {}
         self._threads = {}
-        for renderer in ("cairosvg", "resvg"):
+        for renderer in PROOF_RENDERERS:
             job = (text, size, limits, name, renderer)
             thread = threading.Thread(target=self._run, args=(pool, job, name), daemon=True)
             self._threads[renderer] = thread
