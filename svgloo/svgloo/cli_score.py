@@ -6,6 +6,7 @@ import json
 import sys
 
 from svgloo.engine.limits import DEFAULT_LIMITS
+from svgloo.engine.plain_words import removal_note
 from svgloo.engine.settings import ScoreSettings
 
 # Every default below is ScoreSettings' own (engine/settings.py): written once.
@@ -293,7 +294,8 @@ def print_table(result: dict, out=None) -> None:
               .rstrip(), file=out)
         removal = r.get("removal") or {}
         if not r["visible"] and removal.get("status") in ("unverified", "visible"):
-            print(f"        {removal['status']}: {removal.get('reason', '')}", file=out)
+            # plain words (engine plain_words.py); the proof's reason is in --json
+            print(f"        {removal_note(removal)}", file=out)
     s = result["summary"]
     print(file=out)
     print(f"  {plural(s['units'], 'unit')}: {s['helpful']} helpful, {s['harmful']} harmful, "
