@@ -28,6 +28,7 @@ SUBCOMMAND_MODULES = [
     "svgloo.cli_daemon",
     "svgloo.cli_eval",
     "svgloo.cli_models",
+    "svgloo.cli_vscode",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
 ]
