@@ -121,3 +121,69 @@ def test_eval_report_histograms_match_the_metrics(tmp_path, capsys):
     if CHROMIUM:
         shot = screenshot(report, tmp_path / "eval.png")
         assert (shot < 200).any(axis=2).mean() > 0.01
+
+
+@pytest.fixture(scope="module")
+def self_report(tmp_path_factory, corpus_dir):
+    """No reference: twemoji 1f5c2 (two subpaths proven removable, nothing flagged) and
+    logos/oauth (proven-removable paths and two mostly hidden ones)."""
+    from svgloo.cli import main
+
+    folder = tmp_path_factory.mktemp("self")
+    for name in ("twemoji/1f5c2.svg", "logos/oauth.svg"):
+        shutil.copy(corpus_dir / name, folder)
+    out = tmp_path_factory.mktemp("self-out")
+    report = out / "report.html"
+    assert main(["batch", str(folder), "--out", str(out / "run"), "--workers", "1",
+                 "--backbone", "pixel", "--html", str(report)]) == 0
+    import json
+
+    results = [json.loads(line) for line in (out / "run" / "results.jsonl").open()]
+    return folder, results, report.read_text(encoding="utf-8")
+
+
+def _row_of(text: str, path) -> str:
+    start = text.rindex("<tr>", 0, text.index(f"{path}"))
+    return text[start:text.index("</tr>", start)]
+
+
+def test_batch_report_counts_what_to_act_on(batch_report, self_report):
+    from svgloo.validation.html_report import ACTIONABLE
+
+    _, results, text = self_report
+    head = text[text.index("<thead>"):text.index("</thead>")]
+    assert all(f"<th>{label}</th>" in head for _, label in ACTIONABLE)
+    for result in results:
+        row = _row_of(text, result["file"])
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        # thumbnail, name, status, units, 4 verdict counts, then removable, specks, hidden
+        numbers = [int(c) for c in cells[8:11]]
+        units = result["score"]["units"]
+        # counted here from the unit rows, not from the summary the report reads
+        removable = sum((u.get("removal") or {}).get("status") == "proven" for u in units)
+        specks = sum(any(f["kind"] == "speck" for f in u["findings"]) for u in units)
+        hidden = sum(any(f["kind"] == "mostly_hidden" for f in u["findings"]) for u in units)
+        assert numbers == [removable, specks, hidden], (result["file"], numbers)
+    assert sum(r["score"]["summary"]["proven_removable"] for r in results) >= 6
+
+
+def test_without_a_reference_the_report_shows_units_to_act_on_not_the_most_helpful(
+        self_report):
+    _, results, text = self_report
+    for result in results:
+        units = result["score"]["units"]
+        to_act_on = {f"{u['tag']}" + (f"#{u['id']}" if u["id"] else "") +
+                     (f" subpath {u['subpath'] + 1}" if u["subpath"] is not None else "")
+                     for u in units
+                     if u["findings"] or (u.get("removal") or {}).get("status") == "proven"}
+        captions = re.findall(r'<figcaption class="(\w+)">([^<]+)<br>([^<]+)</figcaption>',
+                              _row_of(text, result["file"]))
+        assert captions, result["file"]
+        assert all(name in to_act_on for _, name, _ in captions), (captions, to_act_on)
+        assert all(why in ("removable",) or why.endswith("hidden") or why.startswith("speck")
+                   for _, _, why in captions), captions
+    oauth = _row_of(text, next(r["file"] for r in results if r["file"].endswith("oauth.svg")))
+    # the most hidden first: oauth's two mostly hidden paths come before its removable ones
+    whys = [why for _, _, why in re.findall(
+        r'<figcaption class="(\w+)">([^<]+)<br>([^<]+)</figcaption>', oauth)]
+    assert whys[0].endswith("hidden") and whys[-1] == "removable", whys
