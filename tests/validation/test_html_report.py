@@ -117,7 +117,9 @@ def test_eval_report_histograms_match_the_metrics(tmp_path, capsys):
         if values and max(values) > min(values):
             expected, _ = np.histogram(values, bins=20, range=(min(values), max(values)))
             assert bars == expected.tolist()
-    assert text.count("<tr>") == 1 + len(result["samples"])
+    # the samples table (the headline table above it has rows of its own)
+    samples_table = text[text.index("<h2>Samples</h2>"):]
+    assert samples_table.count("<tr>") == 1 + len(result["samples"])
     if CHROMIUM:
         shot = screenshot(report, tmp_path / "eval.png")
         assert (shot < 200).any(axis=2).mean() > 0.01
@@ -187,3 +189,40 @@ def test_without_a_reference_the_report_shows_units_to_act_on_not_the_most_helpf
     whys = [why for _, _, why in re.findall(
         r'<figcaption class="(\w+)">([^<]+)<br>([^<]+)</figcaption>', oauth)]
     assert whys[0].endswith("hidden") and whys[-1] == "removable", whys
+
+
+def test_eval_reports_lead_with_the_headline_and_the_loo_findings(tmp_path, capsys):
+    import json
+
+    from svgloo.cli import main
+
+    data = FIXTURES / "svgenius" / "easy_styleedit.json"
+    pred = FIXTURES / "svgenius" / "easy_styleedit.pred.jsonl"
+    out, report = tmp_path / "r.json", tmp_path / "eval.html"
+    assert main(["eval", "svgenius", "styleedit", "--data", str(data), "--pred", str(pred),
+                 "--loo", "--out", str(out), "--html", str(report)]) == 0
+    result = json.loads(out.read_text())
+    text = report.read_text(encoding="utf-8")
+    terminal = capsys.readouterr().out
+    # every number of the suite's summary, in a table above the per-sample one
+    headline = text[text.index('<table class="headline">'):]
+    headline = headline[:headline.index("</table>")]
+    for key, value in result["summary"].items():
+        if key != "status_counts":
+            assert f"<th>{key}</th>" in headline
+            assert (f"{value:.4f}" if isinstance(value, float) else str(value)) in headline
+    assert text.index('class="headline"') < text.index("<h2>Samples</h2>")
+    assert terminal.index("headline") < terminal.index("  id ")
+    # what --loo found, counted here from the samples' units
+    units = [(r["id"], u) for r in result["samples"] for u in r["loo"]["units"]]
+    costly = sorted([(u["delta"], sid, u["line"]) for sid, u in units if u["delta"] < 0])
+    assert costly, "the fixture has an element that costs the score"
+    delta, sample, line = costly[0]
+    assert (f"{len(costly)} of {len(units)} elements cost the score") in text
+    section = text[text.index("Elements that cost the score"):]
+    first = re.search(r"<tbody>\s*<tr><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>([^<]+)</td>",
+                      section)
+    assert first.groups()[0] == sample and f"line {line}" in first.groups()[1]
+    assert float(first.groups()[2]) == pytest.approx(delta, abs=1e-5)
+    assert f"--loo: {len(costly)} of {len(units)} elements cost the score" in terminal
+    assert f"{sample}: " in terminal and f"delta {delta:+.5f}" in terminal

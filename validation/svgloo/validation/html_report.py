@@ -21,6 +21,7 @@ from pathlib import Path
 from svgloo.engine.html import cell, esc, img, page, svg_histogram, table, unit_thumbnails
 from svgloo.engine.describe import describe_unit
 from svgloo.engine.files import atomic_write_text
+from svgloo.evals.report import element_name, headline, loo_findings
 
 WORST_UNITS = 3
 VERDICTS = ("helpful", "harmful", "neutral", "invisible")
@@ -171,15 +172,42 @@ def eval_report(result: dict) -> str:
             cell(_fmt(m.get(n), 4), num=True, sort=m.get(n) if m.get(n) is not None
                  else -1e300) for n in names) + cell(r.get("reason") or ""))
     summary = "".join(f"<span>{esc(n)} {esc(s)}</span>" for s, n in counts.items() if n)
+    # The suite's headline numbers first, as the original benchmark reports them.
+    heads = "".join(f'<tr><th>{esc(k)}</th><td class="num">{esc(_headline_value(v))}</td></tr>'
+                    for k, v in headline(result))
     body = (f"<h1>{esc(title)}</h1>"
             f'<div class="meta">reproduces {esc(result.get("upstream"))}; '
             f"{len(samples)} samples; predictions: {esc(result.get('predictions'))}</div>"
+            f'<table class="headline">{heads}</table>'
             f'<div class="counts">{summary}</div>'
             + "".join(f'<p class="error">warning: {esc(w)}</p>'
                       for w in result.get("warnings", []))
+            + _loo_section(result)
             + f"<h2>Metrics over the {len(ok)} scored samples</h2>{hist}"
             + "<h2>Samples</h2>" + table(["id", "status", *names, "reason"], rows))
     return page(title, body)
+
+
+def _headline_value(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{a}={_headline_value(b)}" for a, b in v.items())
+    return _fmt(v, 4) if isinstance(v, float) else str(v)
+
+
+def _loo_section(result: dict) -> str:
+    """What ``--loo`` found: the elements that cost the score, costliest first."""
+    found = loo_findings(result)
+    if found is None:
+        return ""
+    lead = (f"<p>{found['costly']} of {found['elements']} elements cost the score (removing "
+            f"them would raise it), in {found['samples']} sample"
+            f"{'' if found['samples'] == 1 else 's'}"
+            + (f"; {found['failed']} samples could not be scored" if found["failed"] else "")
+            + ".</p>")
+    rows = [cell(u["sample"]) + cell(element_name(u)) +
+            cell(f"{u['delta']:+.5f}", num=True, sort=u["delta"]) for u in found["worst"]]
+    return ("<h2>Elements that cost the score (--loo)</h2>" + lead
+            + (table(["sample", "element", "delta"], rows) if rows else ""))
 
 
 def write_eval_report(result: dict, path: str) -> Path:
