@@ -229,7 +229,7 @@ class UnitFinding:
     row: UnitRow       # the svgloo.score/1 unit row
     message: str       # the single-unit diagnostic's message: plain words, <= MAX_MESSAGE
     detail: dict       # the engine's finding (empty for "invisible")
-    proof: str         # the long text behind the message: the finding's numbers or the proof
+    proof: str = ""    # the long text behind the message: the finding's numbers or the proof
 
 
 def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitFinding]:
