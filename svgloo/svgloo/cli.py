@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import difflib
 import importlib
 import os
 import re
@@ -44,6 +43,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 
 def _close(word: str, candidates) -> str | None:
+    import difflib  # only on a typo: not part of every command's start-up
+
     found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return found[0] if found else None
 
