@@ -62,3 +62,34 @@ def test_docs_index_lists_every_page():
 def test_readme_stays_short():
     # Issue 40: a user's README of at most 300 lines; measurements go to docs/.
     assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 300
+
+
+def readme_commands() -> list[str]:
+    """Every `svgloo ...` command line in the README's code blocks (comments cut; a line of
+    several commands side by side split at runs of spaces)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    out = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            line = line.split(" #", 1)[0].strip()
+            for part in re.split(r"\s{3,}|&&", line):
+                part = part.strip()
+                if part.startswith("svgloo "):
+                    out.append(part)
+    return out
+
+
+def test_every_readme_command_is_one_svgloo_takes():
+    import shlex
+
+    from svgloo.cli import build_parser
+
+    commands = readme_commands()
+    assert len(commands) >= 15, commands
+    for command in commands:
+        # "[--reference drawing.png]" marks an option: take it as given
+        argv = shlex.split(command.replace("[", "").replace("]", ""))[1:]
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse's error exit: the README is out of date
+            raise AssertionError(f"the README's `{command}` does not parse") from exc
