@@ -34,7 +34,7 @@ def scored(tmp_path_factory):
 
 def test_the_engine_names_the_three_units(scored):
     _, result = scored
-    from svgloo.engine.reading.describe import describe_unit
+    from svgloo.engine.wording.describe import describe_unit
 
     invisible = [describe_unit(r) for r in result["units"] if not r["visible"]]
     assert set(invisible) == NAMES and len(invisible) == 3
@@ -59,7 +59,7 @@ def test_the_editor_messages_and_fixes_use_the_names(scored):
     lines = LineIndex(SVG)
     diagnostics = [d for d in score_diagnostics(result, lines, DiagnosticOptions(), 1)
                    if d.code == "invisible"]
-    named = {d.message.split(" has no visible effect")[0] for d in diagnostics}
+    named = {d.message.split(": no visible effect")[0] for d in diagnostics}
     assert named == NAMES
     us = current_units(SVG, str(path))
     titles = {remove_unit_action("file:///x.svg", 1, lines, us, d).title for d in diagnostics}

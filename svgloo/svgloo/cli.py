@@ -13,6 +13,7 @@ import argparse
 import atexit
 import importlib
 import os
+import re
 import signal
 import sys
 from typing import NoReturn
@@ -28,9 +29,70 @@ SUBCOMMAND_MODULES = [
     "svgloo.cli_daemon",
     "svgloo.cli_eval",
     "svgloo.cli_models",
+    "svgloo.cli_vscode",
     "svgloo.lsp.cli",
     "svgloo.qt_viewer.cli",
 ]
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _close(word: str, candidates) -> str | None:
+    import difflib  # only on a typo: not part of every command's start-up
+
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _named_parser(parser: argparse.ArgumentParser, words: list[str]) -> argparse.ArgumentParser:
+    """The (sub)command parser the words name: ``svgloo daemon start ...`` -> its parser."""
+    for word in words:
+        parser = _subcommands(parser).get(word, parser)
+    return parser
+
+
+def did_you_mean(message: str, parser: argparse.ArgumentParser) -> str:
+    """`` (did you mean X?)`` for argparse's two typo errors: a misspelt subcommand or
+    choice ("invalid choice: 'scroe' (choose from ...)") and an unknown flag
+    ("unrecognized arguments: --refrence", checked against ``parser``'s flags). Empty when
+    nothing is close."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        options = [o.strip().strip("'\"") for o in choice.group(2).split(",")]
+        match = _close(choice.group(1), options)
+        return f" (did you mean {match!r}?)" if match else ""
+    if message.startswith("unrecognized arguments:"):
+        flags = [o for a in parser._actions for o in a.option_strings]
+        typed = [w.split("=", 1)[0] for w in message.split(":", 1)[1].split()
+                 if w.startswith("-")]
+        hints = [(w, m) for w in typed if (m := _close(w, flags))]
+        if len(hints) == 1:
+            return f" (did you mean {hints[0][1]}?)"
+        if hints:
+            return " (did you mean " + ", ".join(f"{m} for {w}" for w, m in hints) + "?)"
+    return ""
+
+
+class SuggestingParser(argparse.ArgumentParser):
+    """argparse with one error line that suggests the nearest command, choice or flag,
+    instead of the whole usage (a typo in `svgloo scroe` printed the usage of every
+    command, and no hint)."""
+
+    # The command line being parsed: an unknown flag is reported by the top parser, and
+    # belongs to the subcommand these words name.
+    words: list[str] = []
+
+    def error(self, message: str) -> NoReturn:
+        parser: argparse.ArgumentParser = self
+        if message.startswith("unrecognized arguments:"):
+            parser = _named_parser(self, SuggestingParser.words)
+        self.exit(2, f"{parser.prog}: error: {message}{did_you_mean(message, parser)}; "
+                     f"`{parser.prog} --help` lists what it takes\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -38,7 +100,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     subcommand modules are registered only until one has registered it: parsing that
     command needs no other, and ``svgloo score`` then starts its render workers without
     first importing every other command's module."""
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="svgloo",
         description="Leave-one-out analysis of SVG files: which elements help the picture, "
                     "which hurt it, and how cleanly the structure maps onto what it shows.")
@@ -94,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     _exit_on_termination()
     words = sys.argv[1:] if argv is None else argv
     parser = build_parser(words[0] if words and not words[0].startswith("-") else None)
+    SuggestingParser.words = list(words)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -38,6 +38,10 @@ def register(sub) -> None:
                        help="exit after this long with no request, job or watched folder "
                             "(default: never; daemons a client starts on demand use "
                             "$SVGLOO_DAEMON_IDLE_EXIT, else 1800)")
+    start.add_argument("--exit-after-clients", type=float, metavar="SECONDS", default=None,
+                       help="exit this long after the last process that used the daemon has "
+                            "ended (default: never; daemons a client starts on demand use "
+                            "$SVGLOO_DAEMON_CLIENT_GRACE, else 60)")
     start.add_argument("--document-timeout", type=float, metavar="SECONDS",
                        help="wall-clock budget for one document's analysis (default 300)")
     start.add_argument("--document-memory", type=int, metavar="MB",
@@ -92,7 +96,8 @@ def run_start(args) -> int:
     path = _socket(args)
     if args.foreground:
         return run_foreground(path, args.tcp, log_level=args.log_level,
-                              idle_exit_s=args.idle_exit, limits=_limits(args))
+                              idle_exit_s=args.idle_exit, limits=_limits(args),
+                              client_grace_s=args.exit_after_clients)
     if socket_answers(path):
         print(f"svgloo daemon: already running on {path}")
         return 0
@@ -103,6 +108,8 @@ def run_start(args) -> int:
         extra += ["--document-timeout", str(args.document_timeout)]
     if args.document_memory is not None:
         extra += ["--document-memory", str(args.document_memory)]
+    if args.exit_after_clients is not None:
+        extra += ["--exit-after-clients", f"{args.exit_after_clients:g}"]
     try:
         pid = start_daemon(path, extra + ["--log-level", args.log_level],
                            idle_exit_s=args.idle_exit or 0)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from svgloo.engine.limits import DEFAULT_LIMITS
+from svgloo.engine.limits import DEFAULT_LIMITS, ELEMENTS_FLAG, ELEMENTS_SETTING, FILE_FLAG, \
+    FILE_SETTING, raised
+from svgloo.engine.wording.plain_words import removal_note
 from svgloo.engine.settings import ScoreSettings
 
 # Every default below is ScoreSettings' own (engine/settings.py): written once.
@@ -60,6 +62,29 @@ def add_scoring_arguments(p) -> None:
                    help="flag a unit as mostly hidden when at least this share of what it "
                         "draws alone is covered by later elements (default 0.95; above 1 "
                         "turns it off)")
+    add_limit_arguments(p)
+
+
+def add_limit_arguments(p) -> None:
+    """The two safety limits a large real drawing can hit, raised for this command."""
+    p.add_argument(FILE_FLAG, type=float, default=None, metavar="MIB",
+                   help=f"refuse files larger than this many MiB (default "
+                        f"{DEFAULT_LIMITS.max_file_bytes / 2 ** 20:g}; setting: "
+                        f"{FILE_SETTING})")
+    p.add_argument(ELEMENTS_FLAG, type=int, default=None, metavar="N",
+                   help=f"refuse documents with more elements than this (default "
+                        f"{DEFAULT_LIMITS.max_elements}; setting: {ELEMENTS_SETTING})")
+
+
+def limits_from_args(args):
+    """The engine's limits (with the environment's settings), raised by the flags."""
+    from svgloo.engine.errors import ConfigError
+
+    mib, elements = getattr(args, "max_file_mib", None), getattr(args, "max_elements", None)
+    for flag, value in ((FILE_FLAG, mib), (ELEMENTS_FLAG, elements)):
+        if value is not None and not value > 0:
+            raise ConfigError(None, f"{flag} must be a positive number, not {value:g}")
+    return raised(DEFAULT_LIMITS, max_file_mib=mib, max_elements=elements)
 
 
 def settings_from_args(args):
@@ -71,7 +96,7 @@ def settings_from_args(args):
                          device=args.device, speck_threshold=args.speck_threshold,
                          hidden_threshold=args.hidden_threshold,
                          precision=getattr(args, "precision", DEFAULT.precision),
-                         limits=DEFAULT_LIMITS)
+                         limits=limits_from_args(args))
 
 
 def register(sub) -> None:
@@ -189,8 +214,9 @@ def read_checked(path: str, args):
     from svgloo.engine.reading.document import load_document
     from svgloo.engine.reading.preflight import check_scorable
 
-    doc = load_document(path, DEFAULT_LIMITS)
-    check_scorable(doc, DEFAULT_LIMITS, args.subpaths, args.method)
+    limits = limits_from_args(args)
+    doc = load_document(path, limits)
+    check_scorable(doc, limits, args.subpaths, args.method)
     return doc
 
 
@@ -293,7 +319,8 @@ def print_table(result: dict, out=None) -> None:
               .rstrip(), file=out)
         removal = r.get("removal") or {}
         if not r["visible"] and removal.get("status") in ("unverified", "visible"):
-            print(f"        {removal['status']}: {removal.get('reason', '')}", file=out)
+            # plain words (engine plain_words.py); the proof's reason is in --json
+            print(f"        {removal_note(removal)}", file=out)
     s = result["summary"]
     print(file=out)
     print(f"  {plural(s['units'], 'unit')}: {s['helpful']} helpful, {s['harmful']} harmful, "
@@ -357,6 +384,6 @@ def _findings_cell(r: dict) -> str:
 
 
 def _label(r: dict) -> str:
-    from svgloo.engine.reading.describe import describe_unit
+    from svgloo.engine.wording.describe import describe_unit
 
     return describe_unit(r)   # the same name the footprint tiles and reports use

@@ -74,7 +74,8 @@ def test_svgz_is_inflated_and_a_bomb_is_refused(tmp_path):
 
 @pytest.mark.parametrize("data, message", [
     (b"<svg><rect></svg>", "malformed XML"),
-    (b"", "malformed XML"),
+    (b"", "empty file"),
+    (b"a drawing of a cat\n", "not SVG (looks like text)"),
     (b"<html><body/></html>", "not an SVG file"),
     (b'<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x "boom">]><svg>&x;</svg>', "entity"),
 ])

@@ -47,12 +47,15 @@ def test_hand_built_mostly_hidden_and_speck(render_pool):
     assert (hidden["drawn_pixels"], hidden["hidden_pixels"]) == (10000, 9700)
     assert hidden["hidden_share"] == pytest.approx(0.97)
     assert hidden["threshold"] == 0.95
-    assert "97.0%" in hidden["message"] and "10000 px" in hidden["message"]
+    # the numbers in the detail, plain words in the message (<= 120 characters)
+    assert "97.0%" in hidden["detail"] and "10000 px" in hidden["detail"]
+    assert hidden["message"].startswith("97% hidden") and len(hidden["message"]) <= 120
     [speck] = units["stray"]["findings"]
     assert speck["kind"] == "speck" and speck["severity"] == "information"
     assert speck["footprint_pixels"] == 1
     assert speck["footprint_fraction"] == pytest.approx(1 / 384 ** 2, rel=1e-3)
     assert speck["threshold"] == 0.0002
+    assert "visible on only 1 px" in speck["message"] and "0.0007%" in speck["detail"]
     # The cover is neither: 20000 px visible, nothing above it.
     assert units["cover"]["findings"] == []
     assert result["finding_thresholds"] == {"speck": 0.0002, "hidden": 0.95}

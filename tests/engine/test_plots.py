@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svgloo.engine.reading.describe import describe_unit
+from svgloo.engine.wording.describe import describe_unit
 from svgloo.engine.reporting.plots import (INFERNO, PAD, TILE, contact_sheet, heatmap_rgb, sheet_tiles,
                                  tile_lines)
 
@@ -101,3 +101,50 @@ def test_sheet_title_and_legend_sit_above_the_tiles(billiards_run, tmp_path):
     # the legend shows the heat scale (the colormap's last colour) and the verdict colours
     assert (np.abs(header - INFERNO[-2].astype(int)).max(axis=1) <= 3).any()
     assert (np.abs(header - [0xd7, 0x30, 0x27]).max(axis=1) == 0).any()
+
+
+def test_a_speck_is_circled_and_magnified_on_its_tile():
+    from PIL import Image
+
+    from svgloo.engine.reporting.plots import SPECK_INSET, SPECK_MARK, dimmed, mark_speck
+
+    size = 384
+    full = np.full((size, size, 3), 200, np.uint8)
+    footprint = np.zeros((size, size), np.float32)
+    footprint[300, 290] = 1.0                     # one pixel: nothing of it survives 160 px
+    heat = heatmap_rgb(full, footprint, dimmed(full))
+    plain = Image.fromarray(heat).resize((TILE, TILE), Image.Resampling.BILINEAR)
+    hot = heat[300, 290]
+    assert not (np.asarray(plain) == hot).all(axis=2).any()   # lost when shrunk
+    marked = np.asarray(mark_speck(plain, heat, footprint)).astype(int)
+    mark = np.argwhere((marked == SPECK_MARK).all(axis=2))
+    # outside the inset's frame (top left, away from the speck), the ring
+    ring = mark[(mark[:, 0] > SPECK_INSET + 1) | (mark[:, 1] > SPECK_INSET + 1)]
+    # the ring is centred on where the speck is on the tile
+    cy, cx = (300 + 0.5) * TILE / size, (290 + 0.5) * TILE / size
+    assert len(ring) > 20
+    assert abs(ring[:, 0].mean() - cy) < 3 and abs(ring[:, 1].mean() - cx) < 3
+    # the speck's own pixel, magnified: a block of its heat colour in the opposite corner
+    block = np.argwhere((marked == hot).all(axis=2))
+    assert len(block) >= (SPECK_INSET // 12) ** 2
+    assert block[:, 0].max() < TILE / 2 and block[:, 1].max() < TILE / 2
+
+
+def test_the_sheet_marks_specks_and_only_specks(tmp_path):
+    from PIL import Image
+
+    from svgloo.engine.reporting.plots import SPECK_MARK
+    from svgloo.engine.scoring.score import ScoreSettings, score_text
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 384 384">'
+           '<rect x="0" y="0" width="200" height="200" fill="#c00"/>'
+           '<rect id="stray" x="300" y="300" width="1" height="1" fill="#000"/></svg>')
+    sheets = {}
+    for threshold in (0.0002, 0.0):               # 0 turns specks off
+        run = score_text(svg, "specks.svg",
+                         ScoreSettings(backbone="pixel", speck_threshold=threshold))
+        assert sum(bool(u["findings"]) for u in run.result["units"]) == (threshold > 0)
+        contact_sheet(run, tmp_path / f"{threshold}.png")
+        sheets[threshold] = np.asarray(Image.open(tmp_path / f"{threshold}.png").convert("RGB"))
+    marked = [(sheet == SPECK_MARK).all(axis=2).sum() for sheet in sheets.values()]
+    assert marked[0] > 40 and marked[1] == 0, marked

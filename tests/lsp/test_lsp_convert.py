@@ -262,16 +262,21 @@ def test_unverified_units_get_a_reason_and_no_fix_and_disagreement_is_informatio
             '<rect width="0" height="10" style="filter: invert(1)"/>\n</svg>\n')
     run = score_text(text, "<shadow>", ScoreSettings(backbone="pixel", size=96))
     lines = LineIndex(text, UTF16)
-    diags = score_diagnostics(run.result, lines, DiagnosticOptions(), 1)
+    diags = score_diagnostics(run.result, lines, DiagnosticOptions(), 1, "file:///s.svg")
     assert not [d for d in diags if d.code == "invisible"]
     [unverified] = [d for d in diags if d.code == "unverified"]
-    assert "CSS filter: invert(1)" in unverified.message and not unverified.tags
+    # plain words in the message; the exact feature in the related information
+    assert unverified.message == "rect: looks invisible, but it uses a filter: check before " \
+                                 "removing" and not unverified.tags
+    assert "CSS filter: invert(1)" in unverified.related_information[0].message
     assert unverified.data is None  # no fix data: no Remove quick fix
     # on each element with a feature CairoSVG draws differently: the shadow first
     differ = [d for d in diags if d.code == "renderers-differ"]
     assert [d.range.start.line for d in differ] == [2, 3]
     assert differ[0].severity == types.DiagnosticSeverity.Information
-    assert "resvg" in differ[0].message and "shadow" in differ[0].message
+    assert "browsers draw this differently" in differ[0].message
+    detail = differ[0].related_information[0].message
+    assert "resvg" in detail and "shadow" in detail
     us = extract_units(parse_document(text, "<shadow>"))
     assert actions.invisible_units(us, run.result) == []
     assert actions.bulk_check(us, run.result) is None

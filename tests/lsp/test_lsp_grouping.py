@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from lsprotocol import types
 
+from svgloo.engine.wording.plain_words import MAX_MESSAGE
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.proving.removal import changed_pixels, check_removal_text
 from svgloo.engine.reading.units import apply_edits, extract_units, text_without
@@ -119,14 +120,20 @@ def test_a_finding_in_many_elements_is_one_diagnostic_on_the_root():
     text, result = many_elements(ROLLUP_MIN - 1, findings=[SPECK_FINDING])
     diags = score_diagnostics(result, LineIndex(text), DiagnosticOptions(), uri=URI)
     assert len(diags) == ROLLUP_MIN - 1 and all(d.code == "speck" for d in diags)
-    assert all(d.related_information is None for d in diags)
+    # each carries its own detail (the finding's numbers) as related information on itself
+    assert all([r.location.range for r in d.related_information] == [d.range] for d in diags)
+    assert all(r.message.endswith(SPECK_FINDING["message"])
+               for d in diags for r in d.related_information)
+    assert all(len(d.message) <= MAX_MESSAGE for d in diags)
 
 
 def test_the_invisible_message_states_the_rule_that_was_checked():
     text, result = many_elements(1, visible=False, px=0)
-    [hint] = score_diagnostics(result, LineIndex(text), DiagnosticOptions())
-    assert "no pixel changes" not in hint.message
-    assert hint.message.endswith(PROVEN["reason"])  # the engine's proof, in its words
+    [hint] = score_diagnostics(result, LineIndex(text), DiagnosticOptions(), uri=URI)
+    # plain words in the message, the engine's proof in its own words beneath it
+    assert hint.message == "rect: no visible effect: safe to remove"
+    [proof] = hint.related_information
+    assert proof.message.endswith(PROVEN["reason"]) and proof.location.range == hint.range
     assert hint.tags == [types.DiagnosticTag.Unnecessary]
     # a unit without a footprint that the proof did not vouch for gets no such hint
     result["units"][0]["removal"] = {"status": "unverified", "reason": "it uses CSS filter"}
@@ -149,6 +156,7 @@ def test_the_cap_keeps_the_most_severe_and_says_how_many_more():
     left = n - (MAX_DIAGNOSTICS - 1)
     assert summary.message.startswith(f"{left} more svgloo diagnostics not shown "
                                       f"({left - 1} harmful, 1 invisible)")
+    assert "maxPerDocument" in summary.message and len(summary.message) <= MAX_MESSAGE
     assert summary.range == span(lines, text, "<svg")
     # a client's setting: 0 means no cap
     diags = document_diagnostics(result, None, lines,

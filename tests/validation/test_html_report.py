@@ -117,7 +117,112 @@ def test_eval_report_histograms_match_the_metrics(tmp_path, capsys):
         if values and max(values) > min(values):
             expected, _ = np.histogram(values, bins=20, range=(min(values), max(values)))
             assert bars == expected.tolist()
-    assert text.count("<tr>") == 1 + len(result["samples"])
+    # the samples table (the headline table above it has rows of its own)
+    samples_table = text[text.index("<h2>Samples</h2>"):]
+    assert samples_table.count("<tr>") == 1 + len(result["samples"])
     if CHROMIUM:
         shot = screenshot(report, tmp_path / "eval.png")
         assert (shot < 200).any(axis=2).mean() > 0.01
+
+
+@pytest.fixture(scope="module")
+def self_report(tmp_path_factory, corpus_dir):
+    """No reference: twemoji 1f5c2 (two subpaths proven removable, nothing flagged) and
+    logos/oauth (proven-removable paths and two mostly hidden ones)."""
+    from svgloo.cli import main
+
+    folder = tmp_path_factory.mktemp("self")
+    for name in ("twemoji/1f5c2.svg", "logos/oauth.svg"):
+        shutil.copy(corpus_dir / name, folder)
+    out = tmp_path_factory.mktemp("self-out")
+    report = out / "report.html"
+    assert main(["batch", str(folder), "--out", str(out / "run"), "--workers", "1",
+                 "--backbone", "pixel", "--html", str(report)]) == 0
+    import json
+
+    results = [json.loads(line) for line in (out / "run" / "results.jsonl").open()]
+    return folder, results, report.read_text(encoding="utf-8")
+
+
+def _row_of(text: str, path) -> str:
+    start = text.rindex("<tr>", 0, text.index(f"{path}"))
+    return text[start:text.index("</tr>", start)]
+
+
+def test_batch_report_counts_what_to_act_on(batch_report, self_report):
+    from svgloo.validation.html_report import ACTIONABLE
+
+    _, results, text = self_report
+    head = text[text.index("<thead>"):text.index("</thead>")]
+    assert all(f"<th>{label}</th>" in head for _, label in ACTIONABLE)
+    for result in results:
+        row = _row_of(text, result["file"])
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        # thumbnail, name, status, units, 4 verdict counts, then removable, specks, hidden
+        numbers = [int(c) for c in cells[8:11]]
+        units = result["score"]["units"]
+        # counted here from the unit rows, not from the summary the report reads
+        removable = sum((u.get("removal") or {}).get("status") == "proven" for u in units)
+        specks = sum(any(f["kind"] == "speck" for f in u["findings"]) for u in units)
+        hidden = sum(any(f["kind"] == "mostly_hidden" for f in u["findings"]) for u in units)
+        assert numbers == [removable, specks, hidden], (result["file"], numbers)
+    assert sum(r["score"]["summary"]["proven_removable"] for r in results) >= 6
+
+
+def test_without_a_reference_the_report_shows_units_to_act_on_not_the_most_helpful(
+        self_report):
+    _, results, text = self_report
+    for result in results:
+        units = result["score"]["units"]
+        to_act_on = {f"{u['tag']}" + (f"#{u['id']}" if u["id"] else "") +
+                     (f" subpath {u['subpath'] + 1}" if u["subpath"] is not None else "")
+                     for u in units
+                     if u["findings"] or (u.get("removal") or {}).get("status") == "proven"}
+        captions = re.findall(r'<figcaption class="(\w+)">([^<]+)<br>([^<]+)</figcaption>',
+                              _row_of(text, result["file"]))
+        assert captions, result["file"]
+        assert all(name in to_act_on for _, name, _ in captions), (captions, to_act_on)
+        assert all(why in ("removable",) or why.endswith("hidden") or why.startswith("speck")
+                   for _, _, why in captions), captions
+    oauth = _row_of(text, next(r["file"] for r in results if r["file"].endswith("oauth.svg")))
+    # the most hidden first: oauth's two mostly hidden paths come before its removable ones
+    whys = [why for _, _, why in re.findall(
+        r'<figcaption class="(\w+)">([^<]+)<br>([^<]+)</figcaption>', oauth)]
+    assert whys[0].endswith("hidden") and whys[-1] == "removable", whys
+
+
+def test_eval_reports_lead_with_the_headline_and_the_loo_findings(tmp_path, capsys):
+    import json
+
+    from svgloo.cli import main
+
+    data = FIXTURES / "svgenius" / "easy_styleedit.json"
+    pred = FIXTURES / "svgenius" / "easy_styleedit.pred.jsonl"
+    out, report = tmp_path / "r.json", tmp_path / "eval.html"
+    assert main(["eval", "svgenius", "styleedit", "--data", str(data), "--pred", str(pred),
+                 "--loo", "--out", str(out), "--html", str(report)]) == 0
+    result = json.loads(out.read_text())
+    text = report.read_text(encoding="utf-8")
+    terminal = capsys.readouterr().out
+    # every number of the suite's summary, in a table above the per-sample one
+    headline = text[text.index('<table class="headline">'):]
+    headline = headline[:headline.index("</table>")]
+    for key, value in result["summary"].items():
+        if key != "status_counts":
+            assert f"<th>{key}</th>" in headline
+            assert (f"{value:.4f}" if isinstance(value, float) else str(value)) in headline
+    assert text.index('class="headline"') < text.index("<h2>Samples</h2>")
+    assert terminal.index("headline") < terminal.index("  id ")
+    # what --loo found, counted here from the samples' units
+    units = [(r["id"], u) for r in result["samples"] for u in r["loo"]["units"]]
+    costly = sorted([(u["delta"], sid, u["line"]) for sid, u in units if u["delta"] < 0])
+    assert costly, "the fixture has an element that costs the score"
+    delta, sample, line = costly[0]
+    assert (f"{len(costly)} of {len(units)} elements cost the score") in text
+    section = text[text.index("Elements that cost the score"):]
+    first = re.search(r"<tbody>\s*<tr><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>([^<]+)</td>",
+                      section)
+    assert first.groups()[0] == sample and f"line {line}" in first.groups()[1]
+    assert float(first.groups()[2]) == pytest.approx(delta, abs=1e-5)
+    assert f"--loo: {len(costly)} of {len(units)} elements cost the score" in terminal
+    assert f"{sample}: " in terminal and f"delta {delta:+.5f}" in terminal

@@ -143,6 +143,7 @@ def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
     a daemon holds ``<socket>.pid`` locked for its whole life, so a daemon that is alive
     but too busy to accept is waited for, never replaced. The daemon itself removes a
     stale socket (it can tell: it holds the lock)."""
+    from svgloo.daemon.lifetime import autostart_grace_s
     from svgloo.daemon.server import (daemon_alive, log_path, open_private,
                                       prepare_runtime_dir, socket_answers)
 
@@ -157,8 +158,11 @@ def start_daemon(socket_path: Path, extra_args: list[str] | None = None,
                 time.sleep(0.05)
         cmd = [sys.executable, "-m", "svgloo", "daemon", "start", "--foreground",
                "--socket", str(socket_path)] + list(extra_args or [])
-        if idle_exit_s is None:
+        if idle_exit_s is None:   # started on demand by a client (an editor, --daemon)
             idle_exit_s = autostart_idle_exit_s()
+            grace = autostart_grace_s()
+            if grace and "--exit-after-clients" not in cmd:
+                cmd += ["--exit-after-clients", f"{grace:g}"]
         if idle_exit_s and "--idle-exit" not in cmd:
             cmd += ["--idle-exit", f"{idle_exit_s:g}"]
         logf = os.fdopen(open_private(log_path(socket_path)), "ab")

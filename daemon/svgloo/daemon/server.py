@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
+from svgloo.daemon.lifetime import ClientWatch
 from svgloo.engine.errors import SvglooError
 
 log = logging.getLogger("svgloo.daemon")
@@ -325,6 +326,11 @@ class Handler(BaseHTTPRequestHandler):
     timeout = IDLE_TIMEOUT_S  # per socket operation: an idle or stalled client is dropped
     _selector = None
 
+    def setup(self):
+        super().setup()
+        if not self.tcp:  # which process connected: its end ends an auto-started daemon
+            self.daemon_ref.clients.seen(self.connection)
+
     def handle_one_request(self):
         self.server.mark_idle(self.connection, True)  # waiting for the request line
         super().handle_one_request()
@@ -613,7 +619,7 @@ class Daemon:
 
     def __init__(self, socket_path: Path | str | None = None, tcp_port: int | None = None,
                  cache_dir: Path | str | None = None, idle_exit_s: float | None = None,
-                 limits=None):
+                 limits=None, client_grace_s: float | None = None):
         from svgloo.daemon.cache import ResultCache
         from svgloo.daemon.service import ScoringService
         from svgloo.engine.limits import DEFAULT_LIMITS
@@ -627,6 +633,9 @@ class Daemon:
         self._stopped = threading.Event()
         self._lock_fd: int | None = None
         self.idle_exit_s = idle_exit_s
+        # auto-started: end this long after the last client process has (lifetime.py)
+        self.client_grace_s = client_grace_s
+        self.clients = ClientWatch()
         self._active = 0
         self._active_lock = threading.Lock()
         self._last_active = time.monotonic()
@@ -650,9 +659,16 @@ class Daemon:
             return time.monotonic() - self._last_active
 
     def _exit_when_idle(self) -> None:
-        while not self.stopping.wait(min(5.0, max(0.05, self.idle_exit_s / 4))):
-            if self.idle_for() >= self.idle_exit_s:
+        bounds = [b for b in (self.idle_exit_s, self.client_grace_s) if b]
+        while not self.stopping.wait(min(5.0, max(0.05, min(bounds) / 4))):
+            idle = self.idle_for()
+            if self.idle_exit_s and idle >= self.idle_exit_s:
                 log.info("idle for %g s: stopping", self.idle_exit_s)
+                self.stop()
+                return
+            if self.client_grace_s and idle > 0 and \
+                    self.clients.gone_for() >= self.client_grace_s:
+                log.info("every client has ended, %g s ago: stopping", self.client_grace_s)
                 self.stop()
                 return
 
@@ -716,7 +732,7 @@ class Daemon:
         return st
 
     def serve_forever(self) -> None:
-        if self.idle_exit_s:
+        if self.idle_exit_s or self.client_grace_s:
             threading.Thread(target=self._exit_when_idle, daemon=True,
                              name="svgloo-idle-exit").start()
         for srv in self._servers[1:]:
@@ -782,7 +798,7 @@ def raise_open_files_limit() -> None:
 
 def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
                    log_level: str = "INFO", idle_exit_s: float | None = None,
-                   limits=None) -> int:
+                   limits=None, client_grace_s: float | None = None) -> int:
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO),
                         format="%(asctime)s svgloo-daemon %(levelname)s %(message)s",
                         stream=sys.stderr)
@@ -793,7 +809,8 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
         import faulthandler
 
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-    d = Daemon(socket_path, tcp_port, cache_dir, idle_exit_s=idle_exit_s, limits=limits)
+    d = Daemon(socket_path, tcp_port, cache_dir, idle_exit_s=idle_exit_s, limits=limits,
+               client_grace_s=client_grace_s)
     try:
         d.bind()
     except SvglooError as exc:
@@ -810,7 +827,8 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
     log.info("listening on %s%s (pid %d, cache %s%s)", d.socket_path,
              f" and 127.0.0.1:{d.tcp_port}" if d.tcp_port else "", os.getpid(),
              d.service.cache.directory,
-             f", exits after {idle_exit_s:g} s idle" if idle_exit_s else "")
+             (f", exits after {idle_exit_s:g} s idle" if idle_exit_s else "")
+             + (f", {client_grace_s:g} s after its last client" if client_grace_s else ""))
     print(f"svgloo daemon: listening on {d.socket_path}"
           + (f" and http://127.0.0.1:{d.tcp_port}" if d.tcp_port else ""), flush=True)
     d.serve_forever()

@@ -8,7 +8,8 @@ by the import-linter contracts in pyproject.toml):
     proving                what may be deleted, proven in two renderers
     leave_one_out          the picture without each unit
     processes              the render worker pool
-    rendering, reading     SVG text -> pixels; file bytes -> Document -> Units
+    rendering, reading,    SVG text -> pixels; file bytes -> Document -> Units;
+    wording                names and plain-word messages for a unit
 
 The modules at this level are the vocabulary every layer shares: ``errors``, ``limits``,
 ``settings``, ``progress``, ``protocols`` (the plugin Protocols), ``result_types`` (the

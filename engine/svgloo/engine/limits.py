@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
+import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 
 
@@ -31,7 +34,58 @@ class Limits:
     document_render_mb: int = 1024                 # renders returned for one document (MB)
 
 
-DEFAULT_LIMITS = Limits()
+# The two limits a real drawing can hit (a large map, a traced photo), and how a user
+# raises them: a flag on the commands that score, or a setting in the environment that
+# every front end reads when it starts (the daemon and the language server included).
+FILE_FLAG, FILE_SETTING = "--max-file-mib", "SVGLOO_MAX_FILE_MIB"
+ELEMENTS_FLAG, ELEMENTS_SETTING = "--max-elements", "SVGLOO_MAX_ELEMENTS"
+MIB = 1024 * 1024
+FILE_HINT = f"raise it with {FILE_FLAG} N or {FILE_SETTING}=N (MiB)"
+ELEMENTS_HINT = f"raise it with {ELEMENTS_FLAG} N or {ELEMENTS_SETTING}=N"
+
+
+def raised(base: Limits, *, max_file_mib: float | None = None,
+           max_elements: int | None = None) -> Limits:
+    """``base`` with the file-size and element limits raised (or lowered) to the given
+    values; an .svgz may then inflate to twice the file limit (never less than before),
+    and the <use> expansion and units grow with the element count, so the raised limit is
+    the one that bites."""
+    changes: dict = {}
+    if max_file_mib is not None:
+        file_bytes = round(max_file_mib * MIB)
+        changes.update(max_file_bytes=file_bytes,
+                       max_inflated_bytes=max(base.max_inflated_bytes, 2 * file_bytes))
+    if max_elements is not None:
+        scale = max_elements / base.max_elements
+        changes.update(max_elements=max_elements,
+                       max_use_expansion=max(base.max_use_expansion,
+                                             int(base.max_use_expansion * scale)),
+                       max_units=max(base.max_units, int(base.max_units * scale)))
+    return dataclasses.replace(base, **changes) if changes else base
+
+
+def _positive(name: str, kind: type) -> float | int | None:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        number = kind(value)
+        if number > 0:
+            return number
+    except ValueError:
+        pass
+    warnings.warn(f"{name}={value!r} is not a positive number; the default limit applies",
+                  stacklevel=2)
+    return None
+
+
+def environment_limits(base: Limits = Limits()) -> Limits:
+    """The limits with the user's settings (SVGLOO_MAX_FILE_MIB, SVGLOO_MAX_ELEMENTS)."""
+    return raised(base, max_file_mib=_positive(FILE_SETTING, float),
+                  max_elements=_positive(ELEMENTS_SETTING, int))
+
+
+DEFAULT_LIMITS = environment_limits()
 
 
 class DocumentBudget:

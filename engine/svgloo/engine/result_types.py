@@ -36,7 +36,8 @@ class SpeckFinding(TypedDict):
 
     kind: Literal["speck"]
     severity: Literal["information"]
-    message: str
+    message: str   # plain words, <= 120 characters (plain_words.py)
+    detail: str    # the numbers behind it
     footprint_pixels: int
     footprint_fraction: float
     threshold: float
@@ -47,7 +48,8 @@ class MostlyHiddenFinding(TypedDict):
 
     kind: Literal["mostly_hidden"]
     severity: Literal["hint"]
-    message: str
+    message: str   # plain words, <= 120 characters (plain_words.py)
+    detail: str    # the numbers behind it
     hidden_share: float
     drawn_pixels: int
     hidden_pixels: int

@@ -1,8 +1,46 @@
-"""Human output for ``svgloo.eval/1`` results: a terminal table and a metric histogram."""
+"""Human output for ``svgloo.eval/1`` results: a terminal table and a metric histogram.
+
+What a reader wants first comes first: the suite's headline numbers (its summary, as the
+original benchmark reports it), then what ``--loo`` found (which elements of which
+predictions cost the score), then the per-sample table. The HTML report
+(``svgloo.validation.html_report.eval_report``) uses the same two helpers.
+"""
 
 from __future__ import annotations
 
 import sys
+
+LOO_SHOWN = 10
+
+
+def headline(result: dict) -> list[tuple[str, object]]:
+    """The summary's metrics in the suite's own order (what the original reports), without
+    the status counts, which are bookkeeping."""
+    return [(k, v) for k, v in (result.get("summary") or {}).items() if k != "status_counts"]
+
+
+def loo_findings(result: dict, shown: int = LOO_SHOWN) -> dict | None:
+    """What ``--loo`` found over the run: how many elements were scored and how many
+    cost the score (delta < 0), and the ``shown`` costliest, each with its sample. None
+    when the run had no ``--loo``."""
+    scored = [(r["id"], u) for r in result.get("samples", [])
+              for u in ((r.get("loo") or {}).get("units") or [])]
+    if not any(r.get("loo") for r in result.get("samples", [])):
+        return None
+    costly = sorted(((sid, u) for sid, u in scored if u["delta"] < 0),
+                    key=lambda t: t[1]["delta"])
+    failed = sum(1 for r in result.get("samples", []) if (r.get("loo") or {}).get("error"))
+    return {"elements": len(scored), "costly": len(costly),
+            "samples": len({sid for sid, _ in costly}), "failed": failed,
+            "worst": [{"sample": sid, **u} for sid, u in costly[:shown]]}
+
+
+def element_name(unit: dict) -> str:
+    """``<path#id> subpath 2, line 7`` for a --loo unit."""
+    name = unit["tag"] + (f"#{unit['id']}" if unit.get("id") else "")
+    if unit.get("subpath") is not None:
+        name += f" subpath {int(unit['subpath']) + 1}"
+    return f"<{name}>, line {unit['line']}"
 
 
 def _fmt(v) -> str:
@@ -21,6 +59,23 @@ def print_table(result: dict, out=None, max_rows: int = 40) -> None:
     render = result["config"].get("render")
     if render:
         print(f"  render: {render['call'] or render}", file=out)
+    print(file=out)
+    print("  headline (the suite's summary):", file=out)
+    for k, v in headline(result):
+        if isinstance(v, dict):
+            v = ", ".join(f"{a}={_fmt(b)}" for a, b in v.items())
+        print(f"    {k}: {_fmt(v)}", file=out)
+    counts = (result.get("summary") or {}).get("status_counts") or {}
+    if counts:
+        print(f"    samples: {', '.join(f'{n} {s}' for s, n in counts.items() if n)}", file=out)
+    found = loo_findings(result)
+    if found is not None:
+        print(f"  --loo: {found['costly']} of {found['elements']} elements cost the score, in "
+              f"{found['samples']} sample{'' if found['samples'] == 1 else 's'}"
+              + (f" ({found['failed']} could not be scored)" if found["failed"] else "")
+              + (":" if found["worst"] else ""), file=out)
+        for u in found["worst"]:
+            print(f"    {u['sample']}: {element_name(u)}: delta {u['delta']:+.5f}", file=out)
     rows = result["samples"]
     metric_names = sorted({k for r in rows for k, v in r["metrics"].items()
                            if isinstance(v, (int, float)) and not isinstance(v, bool)})
@@ -44,13 +99,6 @@ def print_table(result: dict, out=None, max_rows: int = 40) -> None:
     if len(rows) > max_rows:
         print(f"  ... {len(rows) - max_rows} more rows (--json or --out for all)", file=out)
     print(file=out)
-    print("  summary:", file=out)
-    for k, v in result["summary"].items():
-        if k == "status_counts":
-            v = ", ".join(f"{n} {s}" for s, n in v.items() if n)
-        elif isinstance(v, dict):
-            v = ", ".join(f"{a}={_fmt(b)}" for a, b in v.items())
-        print(f"    {k}: {_fmt(v)}", file=out)
     for s in result["skipped_metrics"]:
         print(f"  skipped: {s['name']}: {s['reason']}", file=out)
     for w in result["warnings"]:

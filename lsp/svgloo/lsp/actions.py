@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from svgloo.engine.reading.describe import describe_unit, unit_row_names
+from svgloo.engine.wording.describe import describe_unit, unit_row_names
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import SvglooError
 from svgloo.engine.reading.pathdata import standalone_subpath

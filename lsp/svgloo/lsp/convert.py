@@ -21,8 +21,10 @@ from enum import Enum
 
 from lsprotocol import types
 
-from svgloo.engine.reading.describe import describe_element, describe_unit
+from svgloo.engine.wording.describe import describe_element, describe_unit
 from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
+from svgloo.engine.wording.plain_words import (MAX_MESSAGE, finding_note, fit, harmful_note, named,
+                                       removal_note)
 from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
 from svgloo.structure.purity import mixed_concepts
 
@@ -225,8 +227,9 @@ class UnitFinding:
 
     kind: str          # a DiagnosticCode: SPECK, INVISIBLE or MOSTLY_HIDDEN
     row: UnitRow       # the svgloo.score/1 unit row
-    message: str       # the single-unit diagnostic's message
+    message: str       # the single-unit diagnostic's message: plain words, <= MAX_MESSAGE
     detail: dict       # the engine's finding (empty for "invisible")
+    proof: str = ""    # the long text behind the message: the finding's numbers or the proof
 
 
 def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitFinding]:
@@ -237,15 +240,17 @@ def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitF
         for finding in row.get("findings") or []:
             # Render-proven, weight-free findings (engine findings.py): never "harmful".
             if finding.get("kind") in FINDING_SEVERITY:
+                long = finding.get("detail") or finding.get("message") or finding["kind"]
                 out.append(UnitFinding(finding["kind"], row,
-                                       f"{what}: {finding.get('message', finding['kind'])}",
-                                       finding))
+                                       named(what, finding_note(finding, row)), finding,
+                                       f"{what}: {long}"))
         removal = row.get("removal") or {}
         if options.invisible and removal.get("status") == "proven":
-            # The engine's proof (engine proof.py) says exactly what was checked.
+            # The engine's proof (engine proof.py) says exactly what was checked: it goes
+            # to the related information, the message says what to do.
             out.append(UnitFinding(DiagnosticCode.INVISIBLE, row,
-                                   f"{what} has no visible effect: {removal.get('reason', '')}",
-                                   {}))
+                                   named(what, removal_note(removal) or ""), {},
+                                   f"{what} has no visible effect: {removal.get('reason', '')}"))
     return out
 
 
@@ -276,27 +281,24 @@ def group_message(kind: str, members: list[UnitFinding], where: str | None,
     """The message and severity of a group: ``where`` is the element (``path#x``)
     whose subpaths these are, or None for separate elements across the document."""
     n = len(members)
+    # Plain words within MAX_MESSAGE (engine plain_words.py); each member's numbers and the
+    # proof are in the related information (group_diagnostic), the quick fix removes them.
+    if where and len(where) > 40:
+        where = fit(where, 40)
     things = f"subpaths of {where}" if where else "elements"
     if kind == DiagnosticCode.SPECK:
-        speck = members[0].detail
-        limit = (f"at most {float(speck['threshold']):.4%} of the canvas each"
-                 if "threshold" in speck else "a tiny share of the canvas each")
         if n >= TEXTURE_MIN:
             # A deliberate texture, not N strays (docs/lsp.md): one Hint.
-            place = f"{where} looks like" if where else "these look like"
-            return (f"{n} {things} are specks (each visible on {_pixels_span(members)}, "
-                    f"{limit}): {place} a texture or fine detail, so they are not flagged one "
-                    "by one", types.DiagnosticSeverity.Hint)
-        return (f"{n} specks in {where or 'separate elements'} (each visible on "
-                f"{_pixels_span(members)}, {limit}): stray points or slivers?",
+            return (f"{n} {things} are specks ({_pixels_span(members)} each): a texture "
+                    "or fine detail, so not flagged one by one", types.DiagnosticSeverity.Hint)
+        return (f"{n} specks in {where or 'separate elements'} ({_pixels_span(members)} "
+                "each): stray points or slivers? remove them if unintended",
                 types.DiagnosticSeverity.Information)
     if kind == DiagnosticCode.MOSTLY_HIDDEN:
-        threshold = members[0].detail.get("threshold")
-        share = f"at least {float(threshold):.0%}" if threshold is not None else "most"
-        return (f"{n} {things} are mostly hidden ({share} of what each draws alone is "
-                "covered by later elements)", types.DiagnosticSeverity.Hint)
-    return (f"{n} {things} have no visible effect (removing them together: "
-            f"{invisible_rule(result)})", types.DiagnosticSeverity.Hint)
+        return (f"{n} {things} are mostly hidden behind later shapes: remove them if "
+                "nothing should show", types.DiagnosticSeverity.Hint)
+    return (f"{n} {things} have no visible effect: safe to remove together",
+            types.DiagnosticSeverity.Hint)
 
 
 def root_range(lines: LineIndex) -> types.Range:
@@ -325,14 +327,19 @@ def group_diagnostic(kind: str, members: list[UnitFinding], where: str | None,
     message, severity = group_message(kind, members, where, result)
     related = None
     if uri:
+        # Each member with its own numbers and proof: the detail the message leaves out.
         related = [types.DiagnosticRelatedInformation(
             location=types.Location(uri=uri, range=lines.engine_range(*m.row["offsets"])),
-            message=m.message) for m in members[:MAX_RELATED]]
+            message=m.proof) for m in members[:MAX_RELATED]]
+        if kind == DiagnosticCode.INVISIBLE:
+            related.insert(0, types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri, range=rng),
+                message=f"removing them together: {invisible_rule(result)}"))
         if len(members) > MAX_RELATED:
-            message += f" ({MAX_RELATED} of the {len(members)} are listed)"
+            message = fit(message, MAX_MESSAGE - 22) + f" ({MAX_RELATED} listed)"
     return types.Diagnostic(
         range=rng, severity=severity, source=SOURCE, code=DiagnosticCode(kind),
-        message=message,
+        message=fit(message),
         related_information=related,
         tags=([types.DiagnosticTag.Unnecessary]
               if kind == DiagnosticCode.INVISIBLE and where else None),
@@ -358,12 +365,14 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
             if row.get("verdict") != "harmful":
                 continue
             delta = float(row["delta"])
+            rng = lines.engine_range(*row["offsets"])
             out.append(types.Diagnostic(
-                range=lines.engine_range(*row["offsets"]),
-                severity=types.DiagnosticSeverity.Warning, source=SOURCE,
+                range=rng, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
                 code=DiagnosticCode.HARMFUL,
-                message=(f"{describe_unit(row)} is harmful: delta {delta:+.4f} (removing it "
-                         f"brings the picture {-delta:.4f} closer to the reference, {ref})"),
+                message=named(describe_unit(row), harmful_note()),
+                related_information=own_detail(
+                    uri, rng, f"{describe_unit(row)} is harmful: delta {delta:+.4f} (removing "
+                    f"it brings the picture {-delta:.4f} closer to the reference, {ref})"),
                 data=fix_data(row, lines, version)))
     element = dict(zip((r["index"] for r in rows), element_of(rows)))
     found = unit_findings(result, options)
@@ -385,20 +394,33 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
                                             lines, version, uri))
                 continue
             [f] = members
+            rng = lines.engine_range(*f.row["offsets"])
             out.append(types.Diagnostic(
-                range=lines.engine_range(*f.row["offsets"]),
+                range=rng,
                 severity=FINDING_SEVERITY.get(kind, types.DiagnosticSeverity.Hint),
                 source=SOURCE, code=DiagnosticCode(kind), message=f.message,
+                related_information=own_detail(uri, rng, f.proof),
                 tags=([types.DiagnosticTag.Unnecessary]
                       if kind == DiagnosticCode.INVISIBLE else None),
                 data=fix_data(f.row, lines, version)))
     if options.invisible:
-        out.extend(unverified_diagnostics(rows, lines, result.get("render_size")))
-    out.extend(disagreement_diagnostics(result, lines))
+        out.extend(unverified_diagnostics(rows, lines, result.get("render_size"), uri))
+    out.extend(disagreement_diagnostics(result, lines, uri))
     return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
 
 
-def unverified_diagnostics(rows: list[dict], lines: LineIndex, size) -> list[types.Diagnostic]:
+def own_detail(uri: str | None, rng: types.Range,
+               detail: str) -> list[types.DiagnosticRelatedInformation] | None:
+    """The long text behind a one-unit diagnostic's short message, as related information
+    on the unit itself (editors show it under the message); None without a document URI."""
+    if not uri:
+        return None
+    return [types.DiagnosticRelatedInformation(location=types.Location(uri=uri, range=rng),
+                                               message=detail)]
+
+
+def unverified_diagnostics(rows: list[dict], lines: LineIndex, size,
+                           uri: str | None = None) -> list[types.Diagnostic]:
     """A plain hint, with no fix, for each unit without a footprint whose removal svgloo
     cannot vouch for (engine proof.py: filters, CSS-only properties, refused images...)."""
     out = []
@@ -406,11 +428,14 @@ def unverified_diagnostics(rows: list[dict], lines: LineIndex, size) -> list[typ
         removal = row.get("removal") or {}
         if removal.get("status") != "unverified":
             continue
+        rng = lines.engine_range(*row["offsets"])
         out.append(types.Diagnostic(
-            range=lines.engine_range(*row["offsets"]), severity=types.DiagnosticSeverity.Hint,
+            range=rng, severity=types.DiagnosticSeverity.Hint,
             source=SOURCE, code=DiagnosticCode.UNVERIFIED,
-            message=f"{describe_unit(row)} looks invisible to CairoSVG at {size} px, but "
-                    f"svgloo cannot vouch for that: {removal.get('reason', '')}"))
+            message=named(describe_unit(row), removal_note(removal) or ""),
+            related_information=own_detail(
+                uri, rng, f"{describe_unit(row)} looks invisible to CairoSVG at {size} px, "
+                f"but svgloo cannot vouch for that: {removal.get('reason', '')}")))
     return out
 
 
@@ -432,12 +457,14 @@ def capped(diagnostics: list[types.Diagnostic], lines: LineIndex,
     for d in left:
         kinds[str(d.code)] = kinds.get(str(d.code), 0) + 1
     what = ", ".join(f"{n} {code}" for code, n in sorted(kinds.items(), key=lambda t: -t[1]))
+    message = (f"{len(left)} more svgloo diagnostics not shown ({what}): raise "
+               "svgloo.diagnostics.maxPerDocument to see them")
+    if len(message) > MAX_MESSAGE:   # many kinds: the count and what to do matter most
+        message = (f"{len(left)} more svgloo diagnostics not shown: raise "
+                   "svgloo.diagnostics.maxPerDocument to see them")
     summary = types.Diagnostic(
         range=root_range(lines), severity=types.DiagnosticSeverity.Information, source=SOURCE,
-        code=DiagnosticCode.MORE,
-        message=f"{len(left)} more svgloo diagnostics not shown ({what}): at most {limit} "
-        "per document (setting svgloo.diagnostics.maxPerDocument); `svgloo score` lists "
-        "every unit")
+        code=DiagnosticCode.MORE, message=message)
     return [diagnostics[i] for i in keep] + [summary]
 
 
@@ -453,19 +480,26 @@ def document_diagnostics(result: ScoreResult, structure: list[dict] | None, line
     return capped(out, lines, options.max_per_document)
 
 
-def disagreement_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnostic]:
+def disagreement_diagnostics(result: dict, lines: LineIndex,
+                             uri: str | None = None) -> list[types.Diagnostic]:
     """Information on each element the engine names where CairoSVG's full picture differs
     from resvg's (``renderer_disagreement``), or on the root when none is named."""
     differ = result.get("renderer_disagreement")
     if not differ:
         return []
-    message = next((w for w in result.get("warnings", []) if w.startswith("CairoSVG draws")),
-                   "CairoSVG draws this file differently from a browser-grade renderer")
+    detail = next((w for w in result.get("warnings", []) if w.startswith("CairoSVG draws")),
+                  "CairoSVG draws this file differently from a browser-grade renderer")
     spots = [tuple(e["offsets"]) for e in differ.get("named", [])] or [(0, 0)]
-    return [types.Diagnostic(range=lines.engine_range(start, end),
-                             severity=types.DiagnosticSeverity.Information, source=SOURCE,
-                             code=DiagnosticCode.RENDERERS_DIFFER, message=message)
-            for start, end in spots]
+    out = []
+    for start, end in spots:
+        rng = lines.engine_range(start, end)
+        out.append(types.Diagnostic(
+            range=rng, severity=types.DiagnosticSeverity.Information, source=SOURCE,
+            code=DiagnosticCode.RENDERERS_DIFFER,
+            message="svgloo's renderer and browsers draw this differently: check what you "
+                    "remove here by eye",
+            related_information=own_detail(uri, rng, detail)))
+    return out
 
 
 def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:
@@ -515,9 +549,9 @@ def purity_diagnostics(rows: list[dict], lines: LineIndex, options: DiagnosticOp
             range=lines.engine_range(start, end), severity=types.DiagnosticSeverity.Information,
             source=SOURCE, code=DiagnosticCode.LOW_PURITY, data=data,
             # rounded down: a purity of 0.598 must not read "0.60 (< 0.6)"
-            message=f"element mixes concepts {mixed}; purity "
-                    f"{math.floor(float(purity) * 100) / 100:.2f} "
-                    f"(< {options.purity_threshold:g})"))
+            message=fit(f"element mixes concepts {mixed}; purity "
+                        f"{math.floor(float(purity) * 100) / 100:.2f} "
+                        f"(< {options.purity_threshold:g})")))
     return out
 
 
@@ -618,6 +652,9 @@ def hover_markdown(row: UnitRow, structure_row: dict | None, result: ScoreResult
     removal = row.get("removal")
     if removal:
         lines.append(f"- removal: {removal.get('status')} ({removal.get('reason', '')})")
+    for finding in row.get("findings") or []:
+        # the numbers behind the diagnostic's short message
+        lines.append(f"- {finding.get('detail') or finding.get('message', finding.get('kind'))}")
     if structure_row is not None:
         purity = structure_row.get("purity")
         lines.append(f"- primary concept: {structure_row.get('primary') or 'none'}")

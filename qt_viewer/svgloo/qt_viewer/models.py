@@ -6,7 +6,7 @@ from __future__ import annotations
 from PyQt6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PyQt6.QtGui import QBrush, QColor
 
-from svgloo.engine.reading.describe import describe_unit
+from svgloo.engine.wording.describe import describe_unit
 
 VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#777777"}
 SORT_ROLE = Qt.ItemDataRole.UserRole

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from svgloo.engine.reading.describe import describe_unit
+from svgloo.engine.wording.describe import describe_unit
 from svgloo.engine.reading.document import Document, parse_document
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.limits import Limits

@@ -18,7 +18,7 @@ from lxml import etree
 
 from svgloo.engine.errors import InputError, LimitError
 from svgloo.engine.reading.files import detect_encoding, read_regular_file
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import DEFAULT_LIMITS, ELEMENTS_HINT, FILE_HINT, Limits
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -85,7 +85,10 @@ class Document:
 def read_svg_bytes(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """Read a file with the size caps applied; a FIFO or device is refused, never waited
     on or read (engine/files.py)."""
-    return read_regular_file(path, limits.max_file_bytes, str(path))
+    try:
+        return read_regular_file(path, limits.max_file_bytes, str(path))
+    except LimitError as exc:   # the one limit a large drawing hits first: say how to raise it
+        raise LimitError(exc.file, f"{exc.message}; {FILE_HINT}") from None
 
 
 def inflate_if_gzipped(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
@@ -97,7 +100,8 @@ def inflate_if_gzipped(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) 
     except (OSError, EOFError) as exc:
         raise InputError(name, f"broken gzip (.svgz) data: {exc}") from None
     if len(inflated) > limits.max_inflated_bytes:
-        raise LimitError(name, f"compressed file inflates past {limits.max_inflated_bytes} bytes")
+        raise LimitError(name, f"compressed file inflates past {limits.max_inflated_bytes} "
+                               f"bytes; {FILE_HINT}")
     return inflated
 
 
@@ -138,6 +142,26 @@ def binary_kind(raw: bytes) -> str | None:
     return None
 
 
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def not_markup(raw: bytes) -> str | None:
+    """Why bytes that XML refused are not SVG at all, in the user's words: "empty file"
+    (nothing but whitespace) or "not SVG (looks like text)" (the first character is not
+    '<'); None when they look like markup, and the parser's own message says more."""
+    encoding = "utf-8"
+    for bom, enc in _BOMS:
+        if raw.startswith(bom):
+            raw, encoding = raw[len(bom):], enc
+            break
+    head = raw[:4096].decode(encoding, errors="replace").lstrip()
+    if not head:
+        return "empty file"
+    if not head.startswith("<"):
+        return "not SVG (looks like text)"
+    return None
+
+
 def parse_document(data: bytes | str, name: str = "<input>",
                    limits: Limits = DEFAULT_LIMITS) -> Document:
     """Parse untrusted SVG bytes (or text). Raises InputError / LimitError, never lxml errors."""
@@ -150,7 +174,8 @@ def parse_document(data: bytes | str, name: str = "<input>",
         known_text = None
         raw = inflate_if_gzipped(data, name, limits)
     if len(raw) > limits.max_inflated_bytes:
-        raise LimitError(name, f"document is larger than {limits.max_inflated_bytes} bytes")
+        raise LimitError(name, f"document is larger than {limits.max_inflated_bytes} bytes; "
+                               f"{FILE_HINT}")
     kind = binary_kind(raw)
     if kind:
         raise InputError(name, f"this is {kind}, not SVG")
@@ -164,6 +189,9 @@ def parse_document(data: bytes | str, name: str = "<input>",
             # lxml's message tells the user to turn on XML_PARSE_HUGE, which no user can
             raise _nesting_error(name, limits) from None
         # lxml's position is (line, column), both 1-based, as its message says them
+        why = not_markup(raw)
+        if why:  # not malformed XML: no XML at all, and no position worth naming
+            raise InputError(name, why) from None
         lxml_line, lxml_col = getattr(exc, "position", None) or (exc.lineno, exc.offset)
         line = (lxml_line - 1) if lxml_line else None
         col = (lxml_col - 1) if lxml_col else None
@@ -183,7 +211,7 @@ def parse_document(data: bytes | str, name: str = "<input>",
     nodes = [el for el in root.iter() if isinstance(el.tag, str)]
     if len(nodes) > limits.max_elements:
         raise LimitError(name, f"document has {len(nodes)} elements; the limit is "
-                               f"{limits.max_elements}")
+                               f"{limits.max_elements}; {ELEMENTS_HINT}")
     if limits.max_nesting_depth < PARSER_MAX_DEPTH and nesting_depth(root) > \
             limits.max_nesting_depth:
         raise _nesting_error(name, limits)

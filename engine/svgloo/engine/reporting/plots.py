@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from svgloo.engine.reading.describe import describe_unit
+from svgloo.engine.wording.describe import describe_unit
 
 VERDICT_COLORS = {"helpful": "#1a9850", "harmful": "#d73027", "neutral": "#777777"}
 
@@ -41,6 +41,12 @@ _INFERNO_HEX = (
 INFERNO = np.frombuffer(bytes.fromhex(_INFERNO_HEX), np.uint8).reshape(256, 3)
 
 TILE = 160          # px, the image part of a contact-sheet tile
+# A speck (engine findings.py) changes a few pixels of the analysis render: shrunk into a
+# tile it vanishes. Its tile circles where it is and shows it magnified in a corner, in a
+# colour that neither the heat scale nor a verdict uses.
+SPECK_MARK = (0, 160, 255)
+SPECK_INSET = 56    # px, the magnified corner
+SPECK_RING_MIN = 7  # px, the smallest ring radius on the tile
 LABEL_LINES = 3
 PAD = 8
 BACKGROUND = (255, 255, 255)
@@ -182,7 +188,45 @@ def tile_lines(row: dict) -> list[str]:
             _position(row) + (f", {flags}" if flags else "")]
 
 
-def _legend(draw, x: int, y: int, font) -> None:
+def _is_speck(row: dict) -> bool:
+    return any(f.get("kind") == "speck" for f in row.get("findings") or [])
+
+
+def mark_speck(tile, heat: np.ndarray, footprint: np.ndarray):
+    """The tile (a TILE x TILE PIL image of ``heat``, the unit's full-size heatmap) with
+    the footprint circled and magnified: a ring of SPECK_MARK around the footprint's box
+    (at least SPECK_RING_MIN px across, so a one-pixel speck is still seen), and the box's
+    neighbourhood (at least 12 px of the render) blown up, pixel for pixel, into a
+    SPECK_INSET square in the corner farthest from the speck."""
+    from PIL import Image, ImageDraw
+
+    rows = np.flatnonzero(footprint.any(axis=1))
+    if not len(rows):
+        return tile
+    cols = np.flatnonzero(footprint.any(axis=0))
+    size = footprint.shape[0]
+    scale = TILE / size
+    cy = (rows[0] + rows[-1] + 1) / 2 * scale
+    cx = (cols[0] + cols[-1] + 1) / 2 * scale
+    radius = max(SPECK_RING_MIN, (max(rows[-1] - rows[0], cols[-1] - cols[0]) + 1) * scale / 2 + 3)
+    out = tile.copy()
+    draw = ImageDraw.Draw(out)
+    draw.ellipse([cx - radius, cy - radius, cx + radius, cy + radius], outline=SPECK_MARK,
+                 width=2)
+    # the neighbourhood, square, at least 12 px of the render, clipped to the canvas
+    side = max(12, rows[-1] - rows[0] + 7, cols[-1] - cols[0] + 7)
+    top = int(min(max(0, (rows[0] + rows[-1]) // 2 - side // 2), max(0, size - side)))
+    left = int(min(max(0, (cols[0] + cols[-1]) // 2 - side // 2), max(0, footprint.shape[1] - side)))
+    crop = Image.fromarray(heat[top:top + side, left:left + side])
+    inset = crop.resize((SPECK_INSET, SPECK_INSET), Image.Resampling.NEAREST)
+    ix = 1 if cx > TILE / 2 else TILE - SPECK_INSET - 1
+    iy = 1 if cy > TILE / 2 else TILE - SPECK_INSET - 1
+    out.paste(inset, (ix, iy))
+    draw.rectangle([ix - 1, iy - 1, ix + SPECK_INSET, iy + SPECK_INSET], outline=SPECK_MARK)
+    return out
+
+
+def _legend(draw, x: int, y: int, font, specks: bool = False) -> None:
     """Label colours by verdict, then the heat scale."""
     for verdict in ("harmful", "helpful", "neutral"):
         draw.rectangle([x, y + 2, x + 10, y + 12], fill=VERDICT_COLORS[verdict])
@@ -195,6 +239,12 @@ def _legend(draw, x: int, y: int, font) -> None:
         draw.line([x + k, y + 2, x + k, y + 12], fill=tuple(int(c) for c in INFERNO[k * 256 // 120]))
     draw.text((x + 126, y), "the unit's strongest change (each tile scaled to its own peak)",
               fill=(60, 60, 60), font=font)
+    if not specks:
+        return
+    x += 126 + int(draw.textlength("the unit's strongest change (each tile scaled to its own "
+                                   "peak)", font=font)) + 16
+    draw.ellipse([x, y + 1, x + 11, y + 12], outline=SPECK_MARK, width=2)
+    draw.text((x + 16, y), "speck (magnified in a corner)", fill=SPECK_MARK, font=font)
 
 
 def contact_sheet(run, path: str | Path, max_units: int = 120) -> str:
@@ -220,7 +270,9 @@ def contact_sheet(run, path: str | Path, max_units: int = 120) -> str:
         title.append(f"showing {shown} of {len(units)} units; every unit has its own "
                      "unit-NNNN.png")
     header_h = PAD + 20 * len(title) + 22 + PAD
-    width = max(cols * cell_w + PAD, 720)
+    specks = any(isinstance(t, dict) and _is_speck(t) for t in tiles)
+    # the legend's speck entry needs room of its own
+    width = max(cols * cell_w + PAD, 980 if specks else 720)
     sheet = Image.new("RGB", (width, header_h + grid_rows * cell_h + PAD), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
     y = PAD
@@ -228,7 +280,7 @@ def contact_sheet(run, path: str | Path, max_units: int = 120) -> str:
         draw.text((PAD, y), _fit(draw, line, title_font, width - 2 * PAD), fill=(0, 0, 0),
                   font=title_font)
         y += 20
-    _legend(draw, PAD, y + 2, font)
+    _legend(draw, PAD, y + 2, font, specks)
 
     full = run.loo.full
     base = dimmed(full)
@@ -254,8 +306,10 @@ def contact_sheet(run, path: str | Path, max_units: int = 120) -> str:
             color = (90, 90, 90)
         else:
             fp = run.footprint(tile["index"])
-            img = Image.fromarray(heatmap_rgb(full, fp, base)).resize((TILE, TILE),
-                                                                Image.Resampling.BILINEAR)
+            heat = heatmap_rgb(full, fp, base)
+            img = Image.fromarray(heat).resize((TILE, TILE), Image.Resampling.BILINEAR)
+            if _is_speck(tile):
+                img = mark_speck(img, heat, fp)
             sheet.paste(img, (x, y))
             color = VERDICT_COLORS[tile["verdict"]]
             draw.rectangle([x - 1, y - 1, x + TILE, y + TILE], outline=color)

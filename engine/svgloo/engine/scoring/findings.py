@@ -35,6 +35,7 @@ from svgloo.engine.leave_one_out.layers import LayerTexts
 from svgloo.engine.leave_one_out.layer_render import layer_key
 from svgloo.engine.limits import Limits
 from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
+from svgloo.engine.wording.plain_words import hidden_note, speck_note
 from svgloo.engine.progress import Stage, WorkProgress
 from svgloo.engine.rendering.raster import Layer
 from svgloo.engine.rendering.render_jobs import job_render_layers
@@ -66,8 +67,10 @@ def speck_finding(footprint_pixels: int, canvas_pixels: int, threshold: float) -
     if footprint_pixels <= 0 or fraction > threshold:
         return None
     return {"kind": "speck", "severity": "information",
-            "message": f"speck: visible on {footprint_pixels} px, {fraction:.4%} of the "
-                       f"canvas (threshold {threshold:.4%}); a stray point or sliver?",
+            # message: the one line a person reads (plain_words); detail: the numbers
+            "message": speck_note(footprint_pixels),
+            "detail": f"speck: visible on {footprint_pixels} px, {fraction:.4%} of the "
+                      f"canvas (threshold {threshold:.4%}); a stray point or sliver?",
             "footprint_pixels": footprint_pixels,
             "footprint_fraction": round(fraction, 8), "threshold": threshold}
 
@@ -80,8 +83,9 @@ def hidden_finding(drawn_pixels: int, hidden_pixels: int, threshold: float) -> M
     if share < threshold:
         return None
     return {"kind": "mostly_hidden", "severity": "hint",
-            "message": f"mostly hidden: {share:.1%} of the {drawn_pixels} px it draws alone "
-                       f"is covered by later elements (threshold {threshold:.0%})",
+            "message": hidden_note(share),
+            "detail": f"mostly hidden: {share:.1%} of the {drawn_pixels} px it draws alone "
+                      f"is covered by later elements (threshold {threshold:.0%})",
             "hidden_share": round(share, 6), "drawn_pixels": drawn_pixels,
             "hidden_pixels": hidden_pixels, "threshold": threshold}
 

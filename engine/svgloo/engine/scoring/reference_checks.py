@@ -86,4 +86,26 @@ def reference_warnings(doc, spec, image: np.ndarray | None, limits) -> list[str]
     return out
 
 
-__all__ = ["reference_warnings", "document_size", "reference_size"]
+# Below this full-render similarity (the pixel backbone's SSIM of the file's render against
+# an image reference) the reference is most likely not a picture of this drawing: see
+# docs/reference-mismatch.md for the corpus measurement it was chosen from. Other backbones
+# have no measured threshold, so they get no such warning.
+MISMATCH_THRESHOLDS = {"pixel": 0.60}
+
+
+def mismatch_warning(spec, backbone: str, full_score: float) -> list[str]:
+    """A warning when an image reference does not look like the drawing: scored against
+    another drawing (another artist's version of the same emoji, a wrong sidecar),
+    verdicts come out worse than chance, silently."""
+    threshold = MISMATCH_THRESHOLDS.get(backbone)
+    if spec.kind != "image" or threshold is None or not full_score < threshold:
+        return []
+    name = spec.path or spec.source
+    return [f"the reference {name} does not look like this drawing: their similarity is "
+            f"{full_score:.3f} ({backbone} backbone), under {threshold:.2f}, where a blurred "
+            "picture of the drawing itself scores higher; verdicts against another drawing "
+            "can be worse than chance, so check that it shows this file"]
+
+
+__all__ = ["reference_warnings", "document_size", "reference_size", "mismatch_warning",
+           "MISMATCH_THRESHOLDS"]

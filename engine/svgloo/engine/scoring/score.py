@@ -22,7 +22,7 @@ from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.proving.proof import prove_removals
 from svgloo.engine.proving.proof_reuse import EarlyMeasures
 from svgloo.engine.scoring.reference import ReferenceSpec, load_reference, resolve_reference
-from svgloo.engine.scoring.reference_checks import reference_warnings
+from svgloo.engine.scoring.reference_checks import mismatch_warning, reference_warnings
 from svgloo.engine.rendering.render_jobs import FullPictures, job_render_full
 from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
 from svgloo.engine.reading.safety import check_document
@@ -144,10 +144,13 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     reference = load_reference(
         spec, settings.size, loo.full,
         lambda p: _render_svg_reference(p, settings.size, limits, pool))
-    warnings += reference_warnings(doc, spec, reference.image if spec.kind == "image" else None,
-                                   limits)
+    unfair = reference_warnings(doc, spec, reference.image if spec.kind == "image" else None,
+                                limits)
+    warnings += unfair
     prepared = backbone.prepare(reference)
     full_score = float(backbone.similarity(loo.full[None], prepared)[0])
+    if not unfair:  # a blank or ill-proportioned reference is warned about already
+        warnings += mismatch_warning(spec, backbone.name, full_score)
     if hasattr(backbone, "similarity_patched"):
         scores = _similarity_patched(backbone, loo, prepared, scoring, previous)
     else:
