@@ -105,14 +105,26 @@ def _read_at(folder_fd: int, base: str, name: str, max_bytes: int) -> tuple[os.s
     return st, b"".join(chunks)
 
 
+def _open_folder(folder: str) -> int:
+    """A descriptor of the folder, to open, stat and rename names in. A folder the user may
+    enter but not list (mode --x) cannot be opened for reading; O_PATH (Linux) still gives
+    a descriptor for that, one that cannot be fsynced after the rename."""
+    flags = getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+    try:
+        return os.open(folder, os.O_RDONLY | flags)
+    except PermissionError:
+        if not hasattr(os, "O_PATH"):
+            raise
+        return os.open(folder, os.O_PATH | flags)
+
+
 def read_for_update(path: str, max_bytes: int) -> ReadFile:
     """Read ``path`` for a later ``write_if_unchanged``. InputError for what cannot be
     read (one line naming the file); the caller closes the result."""
     real = os.path.realpath(path)
     folder, base = os.path.split(real)
     try:
-        folder_fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                            | _CLOEXEC)
+        folder_fd = _open_folder(folder or ".")
     except OSError as exc:
         raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
     try:
