@@ -3,7 +3,8 @@
 A model's prediction is hostile input: pasted inline into a ``file://`` page (the original
 protocol), its ``<foreignObject>`` iframes, ``<img>``, ``<object>``, ``<embed>``, ``<video
 poster>``, CSS ``url()`` and scripts drew local files into the screenshot that goes to a
-judge's API. Four walls, each enough on its own for the tricks tested:
+judge's API. Four walls; the first alone, and the other three together without it, each
+stopped every trick in tests/evals/svgbench (checked by removing one side, then the other):
 
 1. The SVG is the ``data:`` URL of an ``<img>``: Chromium's image mode runs no script and
    loads no subresource of any scheme (the browser's own rule for SVG-as-image).
