@@ -268,3 +268,35 @@ def test_several_files_and_folders_in_one_run(capsys, tmp_path):
     assert code == 0
     assert [line.split(":")[0] for line in out.splitlines()] == [str(a), str(b), str(c)]
     assert a.read_text() == b.read_text() == c.read_text() == FIXED
+
+
+def test_a_folder_swapped_for_a_link_while_fix_works_is_not_written_through(capsys, tmp_path,
+                                                                           during_fix):
+    import os
+
+    drawings, elsewhere = tmp_path / "drawings", tmp_path / "elsewhere"
+    drawings.mkdir()
+    elsewhere.mkdir()
+    (drawings / "a.svg").write_text(LAYER)
+    (elsewhere / "a.svg").write_text(LAYER)
+
+    def swap(path):
+        os.rename(drawings, tmp_path / "moved")
+        os.symlink(elsewhere, drawings)
+
+    during_fix[str(drawings / "a.svg")] = swap
+    code, _, err = run_cli(capsys, "fix", str(drawings / "a.svg"))
+    assert code == 2 and "changed while svgloo worked on it" in err
+    assert (elsewhere / "a.svg").read_text() == LAYER
+    assert (tmp_path / "moved" / "a.svg").read_text() == LAYER
+
+
+def test_a_hard_linked_file_keeps_its_inode_and_its_other_name(capsys, tmp_path, layer):
+    import os
+
+    other = tmp_path / "other-name.svg"
+    os.link(layer, other)
+    inode = layer.stat().st_ino
+    code, _, _ = run_cli(capsys, "fix", str(layer))
+    assert code == 0
+    assert layer.stat().st_ino == inode and other.read_text() == FIXED

@@ -154,7 +154,12 @@ def check_unchanged(read: ReadFile) -> None:
         raise FileChanged(read.name, "it is now a symbolic link")
     if (st.st_dev, st.st_ino) != (read.dev, read.ino):
         raise FileChanged(read.name, "it was replaced by another file")
-    now, data = _read_at(read.folder_fd, read.base, read.name, max(len(read.data), 1) << 4)
+    try:   # a file that grew past any sensible size, or became a FIFO, has changed too
+        now, data = _read_at(read.folder_fd, read.base, read.name, len(read.data) + 1)
+    except FileChanged:
+        raise
+    except (InputError, LimitError):
+        raise FileChanged(read.name) from None
     if (now.st_dev, now.st_ino) != (read.dev, read.ino) or \
             hashlib.sha256(data).digest() != read.digest:
         raise FileChanged(read.name)
