@@ -177,6 +177,10 @@ def _original_page(svg: str, width: int, height: int) -> np.ndarray:
     ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 36 36"><circle cx="18" cy="18" '
      'r="17" fill="#ffcc4d"/><ellipse cx="12" cy="14" rx="2.5" ry="4" fill="#664500"/></svg>',
      (36, 36)),
+    # no viewBox, narrowed by the scroll bar: inline cuts the drawing off, never scales it
+    ('<svg xmlns="http://www.w3.org/2000/svg" width="300" height="120"><rect x="200" y="10" '
+     'width="98" height="100" fill="#c00"/><circle cx="60" cy="60" r="50" fill="#0a0"/></svg>',
+     (300, 120)),
 ])
 def test_a_picture_that_loads_nothing_looks_as_in_the_original_page(svg, size):
     """The image in a sandboxed page draws the same pixels as the original's inline page,

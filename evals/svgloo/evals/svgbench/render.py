@@ -83,7 +83,8 @@ def render_chromium(svg_code: str, limits=DEFAULT_LIMITS) -> bytes:
     w, h = min(w, limits.max_render_size), min(h, limits.max_render_size)
     try:
         return chromium.screenshot(binary, doc.text, doc.elements[0].namespace is not None,
-                                   w + 2 * PADDING, h + 2 * PADDING, CHROMIUM_TIMEOUT_S)
+                                   w + 2 * PADDING, h + 2 * PADDING, CHROMIUM_TIMEOUT_S,
+                                   has_viewbox=doc.root.get("viewBox") is not None)
     except TimeoutError:
         raise LimitError("<svgbench prediction>",
                          f"chromium took over {CHROMIUM_TIMEOUT_S} s") from None
