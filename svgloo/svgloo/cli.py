@@ -119,11 +119,67 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# How long a terminated command may spend in its ``finally`` blocks and atexit handlers
+# before it is ended outright: a process pool's atexit handler joins its workers, and a
+# batch run waited on them for over 30 s.
+TERMINATION_GRACE_S = 1.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, theirs, ...), from /proc; [] where there is
+    no /proc. Found by parent, not by process group: Chromium and some workers start
+    sessions of their own."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kill_descendants() -> None:
+    # SIGSTOP first so no process starts a new child while the tree is walked
+    tree = _descendants(os.getpid())
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in tree:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def _exit_on_termination() -> None:
     """SIGTERM / SIGHUP end the command like Ctrl-C does: ``finally`` blocks and atexit run,
-    so render pools are shut down rather than left for the workers' own parent watch."""
+    so render pools are shut down rather than left for the workers' own parent watch. Every
+    process the command started (render workers, batch workers, Chromium) is killed at
+    once, and if the clean-up takes longer than TERMINATION_GRACE_S the process ends
+    outright: a terminated command is gone within a second or two, leaving nothing."""
 
     def on_signal(signum, _frame):
+        import threading
+
+        def deadline() -> None:
+            _kill_descendants()
+            os._exit(128 + signum)
+
+        timer = threading.Timer(TERMINATION_GRACE_S, deadline)
+        timer.daemon = True
+        timer.start()
+        _kill_descendants()
         from svgloo.engine.processes.workers import close_all_pools
 
         close_all_pools()

@@ -99,7 +99,7 @@ def run_start(args) -> int:
                               idle_exit_s=args.idle_exit, limits=_limits(args),
                               client_grace_s=args.exit_after_clients)
     if socket_answers(path):
-        print(f"svgloo daemon: already running on {path}")
+        print(_already_running(path))
         return 0
     from svgloo.daemon.client import DaemonUnavailable, start_daemon
 
@@ -116,8 +116,39 @@ def run_start(args) -> int:
     except DaemonUnavailable as exc:
         print(f"svgloo: error: {exc}", file=sys.stderr)
         return 1
+    if pid == -1:   # another start won the race: that daemon is the one running
+        print(_already_running(path))
+        return 0
     print(f"svgloo daemon: started (pid {pid}) on {path}")
     return 0
+
+
+def running_pid(path: Path) -> int | None:
+    """The pid of the daemon serving ``path``: as it says itself, else from its pid file
+    while a live daemon holds that file's lock; None when neither can be had."""
+    from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+    from svgloo.daemon.server import daemon_alive, pid_path
+    from svgloo.engine.errors import SvglooError
+    from svgloo.engine.reading.files import read_regular_file
+
+    try:
+        pid = DaemonClient(path, autostart=False, timeout=5).status().get("pid")
+        if isinstance(pid, int) and pid > 0:
+            return pid
+    except (DaemonUnavailable, DaemonError, OSError, ValueError):
+        pass
+    try:
+        if daemon_alive(path):
+            return int(read_regular_file(pid_path(path), 64, follow_symlinks=False))
+    except (OSError, ValueError, SvglooError):
+        pass
+    return None
+
+
+def _already_running(path: Path) -> str:
+    pid = running_pid(path)
+    return f"svgloo daemon: already running (pid {pid}) on {path}" if pid else \
+        f"svgloo daemon: already running on {path}"
 
 
 def _limits(args):

@@ -1,5 +1,10 @@
-"""``svgloo fix FILE|FOLDER``: apply proven removals (engine/fix.py) and write the result
-atomically, print it as a unified diff, or only say what would go."""
+"""``svgloo fix FILE|FOLDER...``: apply proven removals (engine/fix.py) and write the result
+atomically, print it as a unified diff, or only say what would go.
+
+A file is written only if it is still what was read (engine/file_update.py): a save made
+while the proof ran is kept and the file is reported as changed. A file that cannot be
+written (a full disk, a read-only folder) is one error line; the run goes on with the next
+file and ends non-zero with a count."""
 
 from __future__ import annotations
 
@@ -20,8 +25,8 @@ def register(sub) -> None:
                     "with no visible effect, proven together in CairoSVG and resvg), then "
                     "the containers left empty and the definitions no longer referenced; "
                     "the whole result is proven by rendering before it is written.")
-    p.add_argument("file", metavar="FILE|FOLDER",
-                   help="an SVG file, or a folder: every .svg below it (not *.ref.svg)")
+    p.add_argument("paths", nargs="+", metavar="FILE|FOLDER",
+                   help="SVG files, or folders: every .svg below them (not *.ref.svg)")
     p.add_argument("--only", default="invisible", metavar="KINDS",
                    help=f"what to remove, comma-separated: {', '.join(KINDS)} (default "
                         "invisible; harmful needs --reference)")
@@ -112,23 +117,28 @@ def writable(path: str) -> bool:
 
 def fix_one(path: str, args, kinds, settings, pool) -> str:
     """Fix one file as ``args`` say; its summary line. SvglooError for a bad file."""
-    from svgloo.engine.reading.document import read_svg_bytes
+    from svgloo.engine.fixing import fix as engine_fix
     from svgloo.engine.errors import InputError
-    from svgloo.engine.reading.files import atomic_write_bytes, encode_like
-    from svgloo.engine.fixing.fix import fix_text
+    from svgloo.engine.reading.file_update import read_for_update, write_if_unchanged
+    from svgloo.engine.reading.files import encode_like
 
     writing = not (args.dry_run or args.diff)
-    data = read_svg_bytes(path, settings.limits)
-    if data.startswith(b"\x1f\x8b"):
-        raise InputError(path, "a compressed .svgz file; fix works on plain .svg files")
-    if writing and not writable(path):
-        raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
-    fixed = fix_text(data, path, kinds, settings, pool)
-    new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
-    if fixed.changed and args.diff:
-        sys.stdout.write(unified_diff(fixed.original, fixed.text, path))
-    elif fixed.changed and writing:
-        atomic_write_bytes(path, new_bytes)
+    with read_for_update(path, settings.limits.max_file_bytes) as read:
+        data = read.data
+        if data.startswith(b"\x1f\x8b"):
+            raise InputError(path, "a compressed .svgz file; fix works on plain .svg files")
+        if writing and not writable(path):
+            raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
+        fixed = engine_fix.fix_text(data, path, kinds, settings, pool)
+        new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
+        if fixed.changed and args.diff:
+            sys.stdout.write(unified_diff(fixed.original, fixed.text, path))
+        elif fixed.changed and writing:
+            try:
+                write_if_unchanged(read, new_bytes)
+            except OSError as exc:   # a full disk, a read-only folder: the file is as it was
+                raise InputError(path, f"cannot write: {exc.strerror or exc}; the file is "
+                                       "unchanged") from None
     return summary(fixed, len(data) - len(new_bytes), args.dry_run or args.diff)
 
 
@@ -140,17 +150,23 @@ def run(args) -> int:
     from svgloo.engine.scoring.score import ScoreSettings
     from svgloo.engine.processes.workers import shared_pool
 
-    kinds = parse_kinds(args.only, args.file)
+    first = args.paths[0]
+    kinds = parse_kinds(args.only, first)
     if "harmful" in kinds and not args.reference:
-        raise InputError(args.file, "--only harmful needs --reference FILE: against its "
-                                    "own picture nothing is harmful")
-    target = args.file
-    if os.path.isdir(target):
-        files = svg_files(target)
-    elif os.path.lexists(target):
-        files = [(target, None)]
-    else:
-        raise InputError(target, "no such file or folder")
+        raise InputError(first, "--only harmful needs --reference FILE: against its "
+                                "own picture nothing is harmful")
+    files: list[tuple[str, str | None]] = []
+    empty_folders = []
+    for target in args.paths:
+        if os.path.isdir(target):
+            found = svg_files(target)
+            files += found
+            if not found:
+                empty_folders.append(target)
+        elif os.path.lexists(target):
+            files.append((target, None))
+        else:
+            files.append((target, "no such file or folder"))
     settings = ScoreSettings(backbone=args.backbone, size=args.size, reference=args.reference,
                              limits=DEFAULT_LIMITS)
     pool = shared_pool(settings.limits)
@@ -167,8 +183,11 @@ def run(args) -> int:
         except SvglooError as exc:
             print(error_line(exc, path), file=sys.stderr, flush=True)
             failed += 1
-    if not files:
+    for target in empty_folders:
         print(f"{target}: no .svg files", file=report)
+    if failed and len(files) > 1:
+        print(f"svgloo: fix: {failed} of {len(files)} files not fixed (see above)",
+              file=sys.stderr)
     return 2 if failed else 0
 
 

@@ -93,7 +93,8 @@ def test_folder_one_line_per_file_bad_files_one_line_and_exit_2(capsys, tmp_path
     assert lines[0].startswith(f"{tmp_path / 'again.svg'}: removed 1 invisible")
     assert lines[1] == f"{tmp_path / 'sub' / 'clean.svg'}: nothing to remove"
     errors = err.splitlines()
-    assert len(errors) == 2
+    assert len(errors) == 3
+    assert errors[2] == "svgloo: fix: 2 of 4 files not fixed (see above)"
     assert errors[0].startswith(f"svgloo: error: {tmp_path / 'broken.svg'}:1:")
     assert "malformed XML" in errors[0]
     assert errors[1].startswith(f"svgloo: error: {tmp_path / 'escape.svg'}: a symlink that "
@@ -129,3 +130,173 @@ def test_encoding_and_bom_are_kept(capsys, tmp_path, bom, encoding):
     assert code == 0, err
     fixed = f'<?xml version="1.0" encoding="{encoding}"?>\n<!-- café -->\n' + FIXED
     assert path.read_bytes() == bom + fixed.encode(encoding)
+
+
+# --- the file is written only if it is still what was read (issue 35) --------------------
+SAVED = HEAD + SHAPE + '  <circle cx="32" cy="32" r="4" fill="#fff"/>\n</svg>\n'
+
+
+@pytest.fixture
+def during_fix(monkeypatch):
+    """Runs ``action(path)`` after the proof and before the write: what an editor or
+    another user does to the file while ``svgloo fix`` works on it."""
+    from svgloo.engine.fixing import fix as engine_fix
+
+    actions = {}
+    real_fix_text = engine_fix.fix_text
+
+    def fix_text(data, path, *rest, **kw):
+        fixed = real_fix_text(data, path, *rest, **kw)
+        if path in actions:
+            actions[path](path)
+        return fixed
+
+    monkeypatch.setattr(engine_fix, "fix_text", fix_text)
+    return actions
+
+
+def _save_in_place(path):
+    with open(path, "r+") as fh:   # an editor that rewrites the file (same inode)
+        fh.write(SAVED)
+        fh.truncate()
+
+
+def _save_by_rename(path):
+    import os
+
+    with open(path + ".new", "w") as fh:   # an editor's atomic save (a new inode)
+        fh.write(SAVED)
+    os.replace(path + ".new", path)
+
+
+@pytest.mark.parametrize("save", [_save_in_place, _save_by_rename])
+def test_a_save_made_while_fix_works_survives(capsys, layer, during_fix, save):
+    during_fix[str(layer)] = save
+    code, out, err = run_cli(capsys, "fix", str(layer))
+    assert layer.read_text() == SAVED                 # the user's save, not the fix
+    assert code == 2 and out == ""
+    assert err.startswith(f"svgloo: error: {layer}: changed while svgloo worked on it")
+    assert err.endswith("nothing written\n") and err.count("\n") == 1
+
+
+def test_a_symlink_swapped_in_while_fix_works_is_not_written_through(capsys, tmp_path,
+                                                                     layer, during_fix):
+    import os
+
+    victim = tmp_path.parent / f"{tmp_path.name}-victim.svg"
+    victim.write_text(LAYER)
+
+    def swap(path):
+        os.unlink(path)
+        os.symlink(victim, path)
+
+    during_fix[str(layer)] = swap
+    code, _, err = run_cli(capsys, "fix", str(layer))
+    assert victim.read_text() == LAYER                # nothing landed outside the folder
+    assert layer.is_symlink() and os.readlink(layer) == str(victim)
+    assert code == 2
+    assert err.startswith(f"svgloo: error: {layer}: changed while svgloo worked on it")
+    assert err.rstrip().endswith("nothing written")
+
+
+def test_a_named_symlink_is_followed_and_stays_a_link(capsys, tmp_path, layer):
+    """The policy (docs/fix.md): a link the user names is fixed where it leads."""
+    link = tmp_path / "link.svg"
+    link.symlink_to(layer)
+    code, _, _ = run_cli(capsys, "fix", str(link))
+    assert code == 0 and link.is_symlink() and layer.read_text() == FIXED
+
+
+@pytest.mark.parametrize("errno_name", ["ENOSPC", "EACCES", "EROFS"])
+def test_a_write_error_is_one_line_and_the_next_file_is_still_fixed(capsys, tmp_path,
+                                                                    monkeypatch, errno_name):
+    import errno
+    import os
+
+    first, second = tmp_path / "a.svg", tmp_path / "b.svg"
+    first.write_text(LAYER)
+    second.write_text(LAYER)
+    real_replace = os.replace
+    code_of = getattr(errno, errno_name)
+
+    def replace(src, dst, *args, **kw):
+        if str(dst).endswith("a.svg"):   # the disk is full when a.svg's turn comes
+            raise OSError(code_of, os.strerror(code_of))
+        return real_replace(src, dst, *args, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    code, out, err = run_cli(capsys, "fix", str(tmp_path))
+    assert code == 2
+    assert first.read_text() == LAYER and second.read_text() == FIXED
+    assert out.startswith(f"{second}: removed 1 invisible")
+    errors = err.splitlines()
+    assert errors == [f"svgloo: error: {first}: cannot write: {os.strerror(code_of)}; the "
+                      "file is unchanged",
+                      "svgloo: fix: 1 of 2 files not fixed (see above)"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+
+def test_a_real_full_disk_is_one_line(capsys, tmp_path, layer):
+    """A real ENOSPC: a 64 KiB tmpfs holding a 40 KB file, where the fixed copy (written
+    beside it before the rename) does not fit."""
+    import os
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        big = LAYER.replace("</svg>", "<!--" + "x" * 40_000 + "--></svg>")
+        (mount / "big.svg").write_text(big)
+        code, _, err = run_cli(capsys, "fix", str(mount / "big.svg"))
+        assert code == 2
+        assert err == (f"svgloo: error: {mount / 'big.svg'}: cannot write: "
+                       f"{os.strerror(28)}; the file is unchanged\n")
+        assert (mount / "big.svg").read_text() == big
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_several_files_and_folders_in_one_run(capsys, tmp_path):
+    a, b = tmp_path / "a.svg", tmp_path / "b.svg"
+    (tmp_path / "sub").mkdir()
+    c = tmp_path / "sub" / "c.svg"
+    for p in (a, b, c):
+        p.write_text(LAYER)
+    code, out, _ = run_cli(capsys, "fix", str(a), str(b), str(tmp_path / "sub"))
+    assert code == 0
+    assert [line.split(":")[0] for line in out.splitlines()] == [str(a), str(b), str(c)]
+    assert a.read_text() == b.read_text() == c.read_text() == FIXED
+
+
+def test_a_folder_swapped_for_a_link_while_fix_works_is_not_written_through(capsys, tmp_path,
+                                                                           during_fix):
+    import os
+
+    drawings, elsewhere = tmp_path / "drawings", tmp_path / "elsewhere"
+    drawings.mkdir()
+    elsewhere.mkdir()
+    (drawings / "a.svg").write_text(LAYER)
+    (elsewhere / "a.svg").write_text(LAYER)
+
+    def swap(path):
+        os.rename(drawings, tmp_path / "moved")
+        os.symlink(elsewhere, drawings)
+
+    during_fix[str(drawings / "a.svg")] = swap
+    code, _, err = run_cli(capsys, "fix", str(drawings / "a.svg"))
+    assert code == 2 and "changed while svgloo worked on it" in err
+    assert (elsewhere / "a.svg").read_text() == LAYER
+    assert (tmp_path / "moved" / "a.svg").read_text() == LAYER
+
+
+def test_a_hard_linked_file_keeps_its_inode_and_its_other_name(capsys, tmp_path, layer):
+    import os
+
+    other = tmp_path / "other-name.svg"
+    os.link(layer, other)
+    inode = layer.stat().st_ino
+    code, _, _ = run_cli(capsys, "fix", str(layer))
+    assert code == 0
+    assert layer.stat().st_ino == inode and other.read_text() == FIXED

@@ -429,3 +429,32 @@ def test_a_budget_interrupt_stops_renders_under_way_and_the_pool_recovers():
         assert (rgb == 0).all()
     finally:
         pool.close()
+
+
+# An entity that would expand inside <text>: refused by svgloo's own check whatever the
+# document's encoding, not left to reach CairoSVG's parser (issue 35).
+_ENTITY_DOC = ('<?xml version="1.0" encoding="{enc}"?>\n<!DOCTYPE svg [<!ENTITY x "hello">]>\n'
+               '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>&x;</text>'
+               '</svg>')
+
+
+@pytest.mark.parametrize("declared,codec,bom", [
+    ("UTF-16", "utf-16-le", b"\xff\xfe"),
+    ("UTF-16", "utf-16-be", b"\xfe\xff"),
+    ("UTF-16", "utf-16-be", b""),           # no byte-order mark: the '<' pattern decides
+    ("UTF-32", "utf-32-le", b"\xff\xfe\x00\x00"),
+    ("UTF-8", "utf-8", b""),
+])
+def test_an_entity_is_refused_in_the_documents_own_encoding(declared, codec, bom):
+    from svgloo.engine.errors import InputError
+
+    raw = bom + _ENTITY_DOC.format(enc=declared).encode(codec)
+    assert b"<!ENTITY" not in raw or codec == "utf-8"
+    with pytest.raises(InputError, match="DTD entity declarations are not supported"):
+        parse_document(raw, "entity.svg")
+
+
+def test_a_dtd_without_entities_still_parses_in_utf16():
+    raw = ('<?xml version="1.0" encoding="UTF-16"?>\n<!DOCTYPE svg>\n<svg xmlns='
+           '"http://www.w3.org/2000/svg" width="10" height="10"/>').encode("utf-16")
+    assert parse_document(raw, "plain.svg").elements[0].tag == "svg"

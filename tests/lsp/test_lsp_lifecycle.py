@@ -127,3 +127,26 @@ def test_dead_client_process_ends_the_server(tmp_path):
         assert assert_all_gone(proc, kids) == 1
     finally:
         proc.stdin.close()
+
+
+def test_tcp_mode_is_refused_in_one_line_and_listens_nowhere():
+    """`svgloo lsp --tcp` listened with no token (issue 35); an LSP stream has no place for
+    one, so the mode is gone: one line, exit 2, and nothing accepts a connection."""
+    import socket
+
+    with socket.socket() as probe:   # a free port to ask for
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "svgloo", "lsp", "--tcp", "--port",
+                             str(port)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("svgloo lsp --tcp is still running: it serves TCP")
+    assert proc.returncode == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("svgloo: error: --tcp was removed")
+    with socket.socket() as client:
+        assert client.connect_ex(("127.0.0.1", port)) != 0

@@ -204,10 +204,13 @@ def parse_document(data: bytes | str, name: str = "<input>",
     if etree.QName(root).localname != "svg" or root.nsmap.get(root.prefix) not in (SVG_NS, None):
         raise InputError(name, f"not an SVG file: the root element is <{root.tag}>, not <svg>")
     tree = root.getroottree()
-    if tree.docinfo.internalDTD is not None and b"<!ENTITY" in raw:
+    text = known_text if known_text is not None else _decode(raw, tree.docinfo.encoding, name)
+    # Looked for in the parsed DTD and in the decoded text, never in the raw bytes: a
+    # UTF-16/32 file spells "<!ENTITY" with other bytes (and then reached CairoSVG's parser)
+    dtd = tree.docinfo.internalDTD
+    if dtd is not None and (any(True for _ in dtd.iterentities()) or "<!ENTITY" in text):
         raise InputError(name, "DTD entity declarations are not supported (they are refused "
                                "for safety); inline the entities and try again")
-    text = known_text if known_text is not None else _decode(raw, tree.docinfo.encoding, name)
     nodes = [el for el in root.iter() if isinstance(el.tag, str)]
     if len(nodes) > limits.max_elements:
         raise LimitError(name, f"document has {len(nodes)} elements; the limit is "
