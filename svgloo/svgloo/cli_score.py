@@ -152,7 +152,7 @@ def start_render_workers(doc=None, program: bool = False) -> None:
 
             try:
                 shared_pool(DEFAULT_LIMITS).start()
-            except Exception:  # the real work reports any problem with the pool
+            except Exception:  # noqa: BLE001 - the real work reports any problem with the pool
                 pass
             return
 
@@ -164,7 +164,7 @@ def start_render_workers(doc=None, program: bool = False) -> None:
         pool = shared_pool(DEFAULT_LIMITS)
         try:
             pool.map(os.getpid, [()] * pool.workers, "render workers")
-        except Exception:  # the real work reports any problem with the pool
+        except Exception:  # noqa: BLE001 - the real work reports any problem with the pool
             pass
 
     threading.Thread(target=start, name="svgloo-start-workers", daemon=True).start()

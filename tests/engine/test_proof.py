@@ -16,7 +16,7 @@ from svgloo.engine.reading.document import parse_document
 from svgloo.engine.limits import DEFAULT_LIMITS
 from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 from svgloo.engine.proving.proof import (PROOF_TOLERANCE, check_removal, disagreement,
-                                 picture_change, proof_sizes)
+                                         picture_change, proof_sizes)
 from svgloo.engine.rendering.render import render_rgba, render_rgba_resvg
 from svgloo.engine.scoring.score import ScoreSettings, score_text
 from svgloo.engine.reading.units import extract_units, text_without

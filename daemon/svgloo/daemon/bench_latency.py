@@ -22,7 +22,8 @@ a cold scoring (layer cache and kept runs emptied) of the text with one colour c
 then right after it that text with one more colour changed, re-scored from the run just
 made (the daemon's incremental path). ``--edit unit`` (default) changes the colour of a
 seeded random unit element (validation/random_edits.py); ``--edit first`` the first
-``#rrggbb`` of the file, often a gradient stop or the background that every unit meets. Medians per file, the stages' costs from
+``#rrggbb`` of the file, often a gradient stop or the background that every unit meets.
+Medians per file, the stages' costs from
 the results' timings, and the machine's load (``uptime``) before and after. The default
 files are the corpus files of 100 units or more.
 """
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         try:
             client.shutdown()
-        except Exception:
+        except Exception:  # noqa: BLE001 - best-effort clean-up after the measurement
             pass
         if old_env is None:
             os.environ.pop("SVGLOO_CACHE_DIR", None)

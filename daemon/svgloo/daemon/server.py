@@ -763,7 +763,7 @@ class Daemon:
             self._lock_fd = None
         try:
             self.service.pool.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - shutting down: a failed close must not stop the rest
             pass
 
 

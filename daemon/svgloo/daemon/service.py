@@ -188,7 +188,7 @@ def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
 
 
 def structure_settings_from_dict(d: dict | None, limits: Limits, name: str):
-    from svgloo.structure.analysis import StructureSettings  # noqa: the structure module may be missing
+    from svgloo.structure.analysis import StructureSettings  # the structure module may be missing
 
     d = _known_fields(StructureSettings, d, name, "structure")
     if "concepts" in d and d["concepts"] is not None:
@@ -422,7 +422,7 @@ class ScoringService:
                 job.complete(error=exc.to_json())
                 if job.publish:
                     self.publish({"event": "error", "path": job.name, "error": exc.to_json()})
-            except Exception as exc:  # a bug must not take the daemon down
+            except Exception as exc:  # noqa: BLE001 - a bug must not take the daemon down
                 self.failed += 1
                 log.error("internal error on %s:\n%s", job.name, traceback.format_exc())
                 err = {"kind": "internal", "file": job.name,

@@ -4,7 +4,8 @@ Samples are scored on ``workers`` threads; every render goes through one render 
 (worker processes with the engine's memory, CPU and time limits), so a hostile prediction
 costs its own row, never the run. A sample svgloo itself failed on (a limit of svgloo's, a
 render worker that died, an internal error) gets the ``error`` status and is never scored:
-it is left out of the suite's summary and counted in ``summary.status_counts``. ``loo`` attaches the engine's leave-one-out deltas for
+it is left out of the suite's summary and counted in ``summary.status_counts``. ``loo`` attaches
+the engine's leave-one-out deltas for
 each scored prediction against the sample's reference (``score_document``; nothing here
 re-implements LOO).
 """
@@ -135,7 +136,7 @@ def _score(suite, sample, prediction, ctx) -> Scored:
     except RecursionError as exc:  # a pathological prediction: the original's Python too
         return Scored(INVALID, reason=f"{sample.id}: prediction too complex to score "
                                       f"({type(exc).__name__})")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - every failure is sorted just below
         if not infrastructure_failure(exc):  # a document error a suite let through
             return Scored(INVALID, reason=str(exc))
         what = str(exc) if isinstance(exc, SvglooError) else \

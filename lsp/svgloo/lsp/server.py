@@ -229,7 +229,7 @@ class SvglooServer(LanguageServer):
         except asyncio.CancelledError:
             cancel.set()
             raise
-        except Exception as exc:  # noqa: BLE001 - the server must never die on one document
+        except Exception as exc:  # logged: the server must never die on one document
             log.exception("svgloo: scoring %s failed", uri)
             snapshot = self.current(uri)
             st = self.docs.get(uri)
@@ -558,7 +558,7 @@ def guarded(default=None):
                 return await fn(ls, params)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - log and carry on
+            except Exception:  # logged, and the server carries on
                 log.exception("svgloo: %s failed", fn.__name__)
                 return default
         handler.__name__ = fn.__name__
@@ -693,7 +693,7 @@ async def show_summary(ls: SvglooServer, uri=None):
         if st is not None and st.result is not None:
             ls.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Info, message=summary_title(st.result)))
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.exception("svgloo: %s failed", SUMMARY_COMMAND)
     return None
 

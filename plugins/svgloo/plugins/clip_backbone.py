@@ -153,7 +153,7 @@ class ClipBackbone:
             tokenizer = open_clip.get_tokenizer(self.model_name)
         except ConfigError:
             raise
-        except Exception as e:  # RuntimeError/FileNotFoundError/OSError from open_clip/hub
+        except Exception as e:  # noqa: BLE001 - RuntimeError/FileNotFoundError/OSError from open_clip/hub
             what = weights or f"pretrained={pretrained!r}"
             hint = "" if weights else (" (offline? run once with internet access to fill the "
                                        "cache, or pass weights=<local checkpoint>)")
@@ -225,7 +225,7 @@ class ClipBackbone:
                 for fn in names:
                     try:
                         hit = try_to_load_from_cache(repo_id=repo, filename=fn)
-                    except Exception:
+                    except Exception:  # noqa: BLE001 - a broken cache or repo id: not cached
                         hit = None
                     if isinstance(hit, str) and os.path.isfile(hit):
                         return True

@@ -11,7 +11,8 @@
    are regions; regions smaller than 0.2 % of the canvas are dropped; the 8 largest are
    kept, in reading order (top to bottom, left to right).
 4. Each is named by its most frequent colour (``color_name``: the nearest of a table of
-   named colours in OKLab) and the position of its centre ("brown region, top left"); its mask is the heatmap the ``regions`` grounder returns.
+   named colours in OKLab) and the position of its centre ("brown region, top left"); its mask is
+   the heatmap the ``regions`` grounder returns.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ class VlmConceptSource:
         try:
             self.processor = transformers.AutoProcessor.from_pretrained(source)
             model = transformers.AutoModelForImageTextToText.from_pretrained(source, dtype=dtype)
-        except Exception as e:  # OSError (missing/unreachable), ValueError (unsupported)
+        except Exception as e:  # noqa: BLE001 - OSError (missing/unreachable), ValueError (unsupported)
             raise ConfigError(None, f"cannot load vision-language model {source!r}: {e}") from None
         self.model = model.to(self.device).eval()
         self.description = f"VLM {source} ({self.device})"

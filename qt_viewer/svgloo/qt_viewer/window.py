@@ -356,7 +356,7 @@ class ViewerWindow(QMainWindow):
             for name in discover("svgloo.backbones"):
                 if name not in names:
                     names.append(str(name))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a broken plugin must not empty the list
             pass
         return names
 
@@ -435,7 +435,7 @@ class ViewerWindow(QMainWindow):
 
             self.watcher = FileWatcher(path, self)
             self.watcher.changed.connect(self._debounce.start)
-        except Exception as exc:  # the viewer still works; re-score by hand
+        except Exception as exc:  # noqa: BLE001 - the viewer still works; re-score by hand
             self.status_label.setText(f"not watching {path.name}: {exc}")
         self.rescore()
         return True
@@ -604,7 +604,7 @@ class ViewerWindow(QMainWindow):
             pm = QPixmap()
             pm.loadFromData(png, "PNG")
             self.attribution_label.setPixmap(pm)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the plot is optional: its failure is shown in its place
             self.attribution_label.setText(f"attribution plot failed: {exc}")
         self._apply_structure_to_rows()
         self._restore_split()
@@ -615,7 +615,7 @@ class ViewerWindow(QMainWindow):
         try:
             return {u.index: f"#{u.index} {u.tag}" + (f" {u.id}" if u.id else "")
                     for u in srun.units.units}
-        except Exception:
+        except AttributeError:  # a run without element units
             return {}
 
     def _apply_structure_to_rows(self) -> None:
@@ -628,7 +628,7 @@ class ViewerWindow(QMainWindow):
         by_element = {}
         try:
             sunits = self.structure.units.units
-        except Exception:
+        except AttributeError:  # a run without element units
             sunits = None
         for u in res.get("units", []):
             primary = u.get("primary")
@@ -1165,7 +1165,7 @@ class ViewerWindow(QMainWindow):
         try:
             (self.export_contact_sheet if what == "sheet" else self.export_attribution)(name)
             self.statusBar().showMessage(f"wrote {name}", 5000)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure is one message to the user
             self.show_error(f"export failed: {exc}")
 
     # ------------------------------------------------------------ shutdown

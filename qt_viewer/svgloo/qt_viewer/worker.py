@@ -90,7 +90,7 @@ class ScoreJob(_Cancellable):
         except SvglooError as exc:
             self.failed.emit(str(exc))
             return
-        except Exception as exc:  # an engine bug must not take the window down
+        except Exception as exc:  # noqa: BLE001 - an engine bug must not take the window down
             self.failed.emit(f"{self.path}: {type(exc).__name__}: {exc}")
             return
         self.scored.emit(Analysis(self.path, raw, run))
@@ -114,7 +114,7 @@ class ScoreJob(_Cancellable):
                 srun = structure.structure_document(doc, settings)
             else:
                 srun = structure.structure_file(str(self.path), settings)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - concepts are optional: any failure is a message
             return ConceptsOutcome(message=f"concepts unavailable: {exc}")
         return ConceptsOutcome(run=srun)
 
@@ -144,7 +144,7 @@ class ProofJob(_Cancellable):
                                       should_stop=self._stop_if_cancelled)
         except Cancelled:
             return
-        except Exception as exc:  # a render failure or engine bug: a message, not a crash
+        except Exception as exc:  # noqa: BLE001 - a render failure or engine bug: a message, not a crash
             self.failed.emit(f"{self.run_.doc.name}: could not prove the removal: {exc}")
             return
         self.proven.emit(check)

@@ -115,7 +115,7 @@ def _weights_available(group: str, name: str) -> bool:
     check = getattr(cls, "weights_available", None)
     try:
         return bool(check()) if check else False
-    except Exception:  # a broken cache or a missing optional dependency
+    except Exception:  # noqa: BLE001 - a broken cache or a missing optional dependency
         return False
 
 

@@ -45,7 +45,8 @@ import numpy as np
 
 from svgloo.engine.reading.document import SVG_NS, Document, parse_document
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
-from svgloo.engine.reading.units import LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits, extract_units
+from svgloo.engine.reading.units import (LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits,
+                                         extract_units)
 
 KINDS = ("shape", "stray", "duplicate")
 DETECTORS = ("loo", "isolated", "prefix", "random", "last_k", "syntax")
@@ -592,7 +593,7 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
         for name, image in references.items():
             ref_paths[name] = str(Path(td) / f"{name}.png")
             Image.fromarray(image).save(ref_paths[name])
-        for attempt in range(1, tries + 1):
+        for attempt in range(1, tries + 1):  # noqa: B007 - read after the loop: the attempts made
             inj = inject_artifacts(clean_doc.text, path, rng, k)
             layer_cache.clear()
             settings = ScoreSettings(backbone=choice.name, size=size,

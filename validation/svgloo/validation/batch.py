@@ -94,7 +94,7 @@ def process_file(path: str, settings, do_score: bool = True,
     except OSError as exc:
         row["status"] = "error"
         row["error"] = {"file": path, "message": f"cannot read: {exc.strerror or exc}"}
-    except Exception as exc:  # a bug must not stop a long batch; record it, keep going
+    except Exception as exc:  # noqa: BLE001 - a bug must not stop a long batch; record it, keep going
         row["status"] = "error"
         row["error"] = {"file": path, "message": f"internal error: {type(exc).__name__}: "
                                                  f"{exc}"}

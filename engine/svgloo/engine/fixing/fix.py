@@ -29,7 +29,7 @@ from svgloo.engine.reading.document import Document, parse_document
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.limits import Limits
 from svgloo.engine.proving.proof import (check_removal, check_speck_removal, checked_line,
-                                 proof_sizes, text_changes)
+                                         proof_sizes, text_changes)
 from svgloo.engine.settings import FIX_KINDS
 from svgloo.engine.reading.units import UnitSet, edits_keeping, text_without
 from svgloo.engine.processes.workers import RenderPool, shared_pool

@@ -133,7 +133,7 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             node = node.getparent()
 
     ranges: list[tuple[int, int, bool]] = []
-    for element, members in unit_of_element.items():
+    for members in unit_of_element.values():
         if len(members) > 1:
             # Subpaths of one compound path. Cairo rasterises a path as a whole: its
             # anti-aliasing of one subpath's edges depends on the other subpaths (by up to

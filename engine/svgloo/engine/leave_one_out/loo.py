@@ -31,7 +31,7 @@ import numpy as np
 
 from svgloo.engine.leave_one_out.blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from svgloo.engine.rendering.composite import (changed_box, composite_without, diff_box,
-                                     patched_crop, tight)
+                                               patched_crop, tight)
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.leave_one_out.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.leave_one_out.layers import LayerTexts
@@ -435,7 +435,7 @@ class _background:
     def _run(self, fn, args):
         try:
             self._result = fn(*args)
-        except BaseException as exc:  # handed to the caller in result()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller in result()
             self._error = exc
 
     def result(self):

@@ -31,8 +31,8 @@ from concurrent.futures.process import BrokenProcessPool
 from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
 from svgloo.engine.processes.worker_start import (discard_worker_stderr, signals_held_while_forking,
-                                        start_fork_server, stderr_is_own_file,
-                                        trim_stderr_file, worker_context, worker_stderr_tail)
+                                                  start_fork_server, stderr_is_own_file,
+                                                  trim_stderr_file, worker_context, worker_stderr_tail)
 
 
 def _die_with_parent() -> None:
@@ -177,7 +177,7 @@ def _ended_workers(ex) -> list[tuple[int | None, str]]:
     for proc in list((getattr(ex, "_processes", None) or {}).values()):
         try:
             code = proc.exitcode
-        except Exception:  # a handle already closed
+        except Exception:  # noqa: BLE001 - a handle already closed
             continue
         if code is not None:
             ended.append((code, worker_stderr_tail(proc)))
@@ -273,7 +273,7 @@ class RenderPool:
         for proc in list((getattr(ex, "_processes", None) or {}).values()):
             try:
                 proc.kill()
-            except Exception:  # already gone
+            except Exception:  # noqa: BLE001 - already gone
                 pass
             discard_worker_stderr(proc)
         ex.shutdown(wait=False, cancel_futures=True)

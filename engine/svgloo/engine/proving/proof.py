@@ -50,12 +50,12 @@ from svgloo.engine.reading.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.rendering.masks import dilate_cross, open_square3
 from svgloo.engine.proving.pictures import (BROWSER_TOLERANCE, PROOF_TOLERANCE, RENDERER_NAMES,
-                                    RENDERERS, Change, job_picture_changes,
-                                    job_render_pictures, picture_change, text_changes,
-                                    _where_changed)
+                                            RENDERERS, Change, job_picture_changes,
+                                            job_render_pictures, picture_change, text_changes,
+                                            _where_changed)
 from svgloo.engine.proving.proof_reuse import (CheckReuse, EarlyMeasures, ProofState,
-                                        candidate_boxes, carry, components, ink_mask,
-                                        mask_meets_array, reuse_check, text_key)
+                                               candidate_boxes, carry, components, ink_mask,
+                                               mask_meets_array, reuse_check, text_key)
 from svgloo.engine.rendering.render_jobs import FullPictures
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.reading.units import UnitSet, text_keeping, text_without
@@ -792,4 +792,5 @@ def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
 
 __all__ = ["PROOF_TOLERANCE", "BROWSER_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
            "check_removal", "check_removal_text", "check_speck_removal", "changed_pixels",
-           "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line", "disagreement", "ProofResult"]
+           "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line",
+           "disagreement", "ProofResult"]

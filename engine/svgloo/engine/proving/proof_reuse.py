@@ -669,7 +669,7 @@ def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limit
         cover = {(r, size): ink_mask(picture, grow=1)
                  for (_, size, _, _, r), [picture] in zip(jobs, pictures)}
     state.cover = {key: cover}
-    for (r, size), mask in cover.items():
+    for (_, size), mask in cover.items():
         for found in boxes:
             if mask_meets(mask, _pixel_box(found[size], size)):
                 return False, renders
@@ -719,7 +719,7 @@ class EarlyMeasures:
     def _run(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool):
         try:
             self._measure(previous, us, limits, pool)
-        except BaseException:  # best effort: the proof measures what is missing itself
+        except BaseException:  # noqa: BLE001 - best effort: the proof measures what is missing itself
             pass
 
     def _measure(self, previous: ProofState, us: UnitSet, limits: Limits,
@@ -799,7 +799,7 @@ class EarlyMeasures:
                                                   for text, _ in todo], name)
                 self.extents = {key: got for (_, key), got in zip(todo, measured)}
                 self.edit_renders = len(todo)
-        except BaseException:  # best effort, as _run
+        except BaseException:  # noqa: BLE001 - best effort, as _run
             pass
 
     def give(self, state: ProofState) -> int:

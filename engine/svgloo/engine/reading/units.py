@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from svgloo.engine.reading.document import SVG_NS, Document
 from svgloo.engine.reading.pathdata import (PathSyntaxError, Subpath, absolute_moveto, remove_subpath,
-                       split_subpaths)
+                                            split_subpaths)
 
 LEAF_TAGS = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
                        "text", "image", "use"})

@@ -83,7 +83,7 @@ def _surface_class():
     class ArraySurface(cairosvg.surface.PNGSurface):
         """A PNG surface that keeps its pixels instead of writing a PNG."""
 
-        def finish(self):  # noqa: D401 - CairoSVG hook
+        def finish(self):  # the hook CairoSVG calls to write the PNG
             self.cairo.flush()
 
     return ArraySurface
@@ -124,7 +124,7 @@ def _draw(svg_text: str | bytes, limits: Limits, name: str, make_surface):
     except MemoryError:  # in a worker: RLIMIT_AS, a limit of ours, not the document's fault
         raise LimitError(name, f"the renderer ran out of memory ({limits.render_memory_mb} MB "
                                "render memory limit)") from None
-    except Exception as exc:  # CairoSVG raises many kinds; each is this file's problem
+    except Exception as exc:  # noqa: BLE001 - CairoSVG raises many kinds; each is this file's problem
         raise RenderError(name, f"renderer failed: {type(exc).__name__}: {exc}") from None
     return surface
 
@@ -456,7 +456,8 @@ def _subpath_surface_class():
           path data would fill or stroke with whether it is bent (not rectilinear) for
           fills and for strokes, or None; or the reason the path is not local;
         - ``("windows", (pieces, [((y0, y1, x0, x1), subpaths, arcs, bend), ...]))``:
-          the path data made of those ``pieces`` (indices) drawn alone, clipped to its window of whole device pixels, with the curve
+          the path data made of those ``pieces`` (indices) drawn alone, clipped to its window of
+          whole device pixels, with the curve
           tolerance of a path that has an arc when ``arcs``, made non-rectilinear when
           ``bend`` ("fill" or "both", see _bend): (box, RGBA crop) as layers are.
         Marked elements must not sit under a group effect (see render_captured_layers)."""
