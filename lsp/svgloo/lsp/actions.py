@@ -246,8 +246,9 @@ def split_path_edit(us: UnitSet, element: int) -> TextEdit | None:
     for sp in split.subpaths:
         h = head
         if ident and sp.index > 0:
-            h = _ID_ATTR.sub(lambda m: f"{m.group(1)}{m.group(2)}{ident}-{sp.index + 1}"
-                             f"{m.group(2)}", h, count=1)
+            # the new id bound as a default: this subpath's, whenever the function runs
+            h = _ID_ATTR.sub(lambda m, new_id=f"{ident}-{sp.index + 1}":
+                             f"{m.group(1)}{m.group(2)}{new_id}{m.group(2)}", h, count=1)
         parts.append(h + standalone_subpath(raw, sp).strip() + tail)
     return TextEdit(el.start, el.end, sep.join(parts))
 
