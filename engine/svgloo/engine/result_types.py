@@ -12,7 +12,13 @@ Keys marked ``NotRequired`` are those a result may lack: the removal proof's (a 
 
 # No `from __future__ import annotations` here: on Python 3.11 a TypedDict whose
 # annotations are strings counts its NotRequired keys as required (__required_keys__).
-from typing import Literal, NotRequired, TypedDict
+import sys
+from typing import Literal, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # Python 3.10: the backport (typing_extensions comes with cattrs)
+    from typing_extensions import NotRequired
 
 Verdict = Literal["helpful", "harmful", "neutral"]
 UnitKind = Literal["element", "subpath"]

@@ -121,8 +121,8 @@ def compute_blocks(us: UnitSet) -> list[Block]:
 
     # Unit index ranges under each element (units are leaves, so a subtree's units are
     # contiguous in document order).
-    first = {}
-    last = {}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
     node_index = doc.index_of
     for u in us.units:
         node = doc.nodes[u.element]
@@ -158,7 +158,7 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             ranges.append((first[i], last[i], effect == "local"))
 
     # References into drawn content.
-    ids = {}
+    ids: dict[str, int] = {}
     for i, node in enumerate(doc.nodes):
         ident = node.get("id")
         if ident is not None:

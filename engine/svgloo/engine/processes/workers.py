@@ -261,6 +261,7 @@ class RenderPool:
     def start(self) -> str:
         """Start the workers now, without waiting for them; returns the start method."""
         self._get().submit(os.getpid)
+        assert self.start_method is not None  # _get() started the workers
         return self.start_method
 
     def _kill(self) -> None:
@@ -268,7 +269,7 @@ class RenderPool:
             ex, self._executor = self._executor, None
         if ex is None:
             return
-        ex._svgloo_stopped = True  # a map still waiting on it was not broken by its worker
+        ex._svgloo_stopped = True  # type: ignore[attr-defined]  # our mark; a map still waiting on it was not broken by its worker
         results = getattr(ex, "_result_queue", None)
         for proc in list((getattr(ex, "_processes", None) or {}).values()):
             try:
@@ -397,6 +398,7 @@ class RenderPool:
             recorded = getattr(ex, "_svgloo_ended", None)
             stopped_by_us = (not isinstance(exc, _WorkerDied) and not recorded
                              and getattr(ex, "_svgloo_stopped", False))
+            ended: list[tuple[int | None, str]]
             if isinstance(exc, _WorkerDied):
                 ended = exc.ended
             elif recorded:
@@ -411,8 +413,9 @@ class RenderPool:
                                                   or getattr(ex, "_svgloo_ended", None) or [])
             _record_ended(ex, ended)
             self._kill()
-            if getattr(budget, "interrupt", None) is not None:
-                budget.interrupt()  # another thread's interrupt killed the pool: say that
+            interrupt = getattr(budget, "interrupt", None)
+            if interrupt is not None:
+                interrupt()  # another thread's interrupt killed the pool: say that
             if stopped_by_us:
                 raise WorkerError(name, "the render workers were stopped while this document "
                                         "rendered (another render in this process went over a "
@@ -420,7 +423,8 @@ class RenderPool:
             if not ended:
                 raise WorkerError(name, "a render worker died (its exit status could not be "
                                         "read)") from None
-            raise worker_death_error(name, *ended[0], self.limits) from None
+            code, last_line = ended[0]
+            raise worker_death_error(name, code, last_line, self.limits) from None
         except MemoryError:
             self._kill()
             raise LimitError(name, f"rendering needed more than "

@@ -178,7 +178,7 @@ def render_region_rgba(svg_text: str | bytes, canvas: int, box: tuple,
                                 f"{limits.max_render_size} px limit")
     canvas = max(1, min(int(canvas), 32 * limits.max_render_size))
 
-    class RegionSurface(_surface_class()):
+    class RegionSurface(_surface_class()):  # type: ignore[misc]  # CairoSVG is imported late
         def _create_surface(self, width, height):
             surface = cairo.ImageSurface(cairo.FORMAT_ARGB32, w, h)
             surface.set_device_offset(-x0, -y0)  # canvas pixel (x0, y0) lands at (0, 0)
@@ -376,6 +376,7 @@ class _ExtentsProbe:
         drawing's matrix (stroke widths are in user space) and ask cairo."""
         context = self._context
         matrix = context.get_matrix()
+        assert self.pieces is not None  # the callers measure pieces only when there are some
         for i, encoded in enumerate(self.pieces):
             context.new_path()
             context.identity_matrix()
