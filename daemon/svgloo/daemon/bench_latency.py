@@ -114,16 +114,17 @@ def incremental_ab(files: list[str], repeat: int, size: int, backbone: str,
                 t = time.perf_counter()
                 job = service.run(kind="score", text=first, uri=uri, settings=settings)
                 cold.append(time.perf_counter() - t)
-                assert job.error is None and not job.cached, job.error
+                assert job.error is None and job.result is not None and not job.cached, job.error
                 stages_cold.append(job.result["timings"])
                 before = service.incremental
                 t = time.perf_counter()
                 second = recolour(first if edit == "unit" else text, 2 * i + 2, rng)
                 job = service.run(kind="score", text=second, uri=uri, settings=settings)
                 again.append(time.perf_counter() - t)
-                assert job.error is None and not job.cached, job.error
+                assert job.error is None and job.result is not None and not job.cached, job.error
                 kept += service.incremental - before
                 stages_again.append(job.result["timings"])
+            assert job.result is not None  # checked in the loop
             rows.append({
                 "file": path, "units": len(job.result["units"]),
                 "cold_s": statistics.median(cold), "again_s": statistics.median(again),

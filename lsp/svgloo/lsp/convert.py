@@ -16,8 +16,10 @@ import bisect
 import math
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, Literal, cast
 
 from lsprotocol import types
 
@@ -25,6 +27,8 @@ from svgloo.engine.reading.describe import describe_element, describe_unit
 from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
 from svgloo.structure.purity import mixed_concepts
+
+GroupKind = Literal["speck", "invisible", "mostly_hidden"]
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
@@ -51,7 +55,7 @@ class DiagnosticCode(str, Enum):
     # str() and f-strings give the wire value on every Python (3.11 changed str() of a
     # str-mixin Enum to "DiagnosticCode.HARMFUL").
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # str's, not Enum's: the point
 
 # The LSP's line terminators (the same ones Document.position uses).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -206,14 +210,14 @@ TEXTURE_MIN = 10
 MAX_RELATED = 100
 
 
-def invisible_rule(result: dict) -> str:
+def invisible_rule(result: ScoreResult) -> str:
     """What "no visible effect" was checked against: the engine's removal proof
     (engine proof.py), in its own words."""
-    bulk = result.get("bulk_removal") or {}
+    bulk: Mapping[str, Any] = result.get("bulk_removal") or {}
     if bulk.get("checked"):
         return bulk["checked"]
     for row in result.get("units", []):
-        removal = row.get("removal") or {}
+        removal: Mapping[str, Any] = row.get("removal") or {}
         if removal.get("status") == "proven":
             return removal.get("reason", "").split(": ", 1)[-1]
     return "proven by rendering"
@@ -226,7 +230,7 @@ class UnitFinding:
     kind: str          # a DiagnosticCode: SPECK, INVISIBLE or MOSTLY_HIDDEN
     row: UnitRow       # the svgloo.score/1 unit row
     message: str       # the single-unit diagnostic's message
-    detail: dict       # the engine's finding (empty for "invisible")
+    detail: Mapping[str, Any]  # the engine's finding (empty for "invisible")
 
 
 def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitFinding]:
@@ -240,7 +244,7 @@ def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitF
                 out.append(UnitFinding(finding["kind"], row,
                                        f"{what}: {finding.get('message', finding['kind'])}",
                                        finding))
-        removal = row.get("removal") or {}
+        removal: Mapping[str, Any] = row.get("removal") or {}
         if options.invisible and removal.get("status") == "proven":
             # The engine's proof (engine proof.py) says exactly what was checked.
             out.append(UnitFinding(DiagnosticCode.INVISIBLE, row,
@@ -272,7 +276,7 @@ def _pixels_span(members: list[UnitFinding]) -> str:
 
 
 def group_message(kind: str, members: list[UnitFinding], where: str | None,
-                  result: dict) -> tuple[str, types.DiagnosticSeverity]:
+                  result: ScoreResult) -> tuple[str, types.DiagnosticSeverity]:
     """The message and severity of a group: ``where`` is the element (``path#x``)
     whose subpaths these are, or None for separate elements across the document."""
     n = len(members)
@@ -312,7 +316,8 @@ def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
     """What the group's quick fix needs: every member's unit, span and the pixels it
     changes alone (a removal proof allows the set no more), and one hash over their text."""
     offsets = [list(m.row["offsets"]) for m in members]
-    return {"group": str(kind), "units": [m.row["index"] for m in members], "offsets": offsets,
+    group = cast(GroupKind, str(kind))  # one of the three group codes
+    return {"group": group, "units": [m.row["index"] for m in members], "offsets": offsets,
             "kinds": [m.row.get("kind", "element") for m in members],
             "footprints": [int(m.row.get("footprint_pixels", 0)) for m in members],
             "version": version,
@@ -320,7 +325,7 @@ def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
 
 
 def group_diagnostic(kind: str, members: list[UnitFinding], where: str | None,
-                     rng: types.Range, result: dict, lines: LineIndex,
+                     rng: types.Range, result: ScoreResult, lines: LineIndex,
                      version: int | None, uri: str | None) -> types.Diagnostic:
     message, severity = group_message(kind, members, where, result)
     related = None
@@ -398,12 +403,12 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
     return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
 
 
-def unverified_diagnostics(rows: list[dict], lines: LineIndex, size) -> list[types.Diagnostic]:
+def unverified_diagnostics(rows: list[UnitRow], lines: LineIndex, size) -> list[types.Diagnostic]:
     """A plain hint, with no fix, for each unit without a footprint whose removal svgloo
     cannot vouch for (engine proof.py: filters, CSS-only properties, refused images...)."""
     out = []
     for row in rows:
-        removal = row.get("removal") or {}
+        removal: Mapping[str, Any] = row.get("removal") or {}
         if removal.get("status") != "unverified":
             continue
         out.append(types.Diagnostic(
@@ -453,7 +458,7 @@ def document_diagnostics(result: ScoreResult, structure: list[dict] | None, line
     return capped(out, lines, options.max_per_document)
 
 
-def disagreement_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnostic]:
+def disagreement_diagnostics(result: ScoreResult, lines: LineIndex) -> list[types.Diagnostic]:
     """Information on each element the engine names where CairoSVG's full picture differs
     from resvg's (``renderer_disagreement``), or on the root when none is named."""
     differ = result.get("renderer_disagreement")
@@ -476,7 +481,7 @@ def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:
     concepts = structure.get("concepts", [])
     names = [c.get("name", "?") for c in concepts]
     attribution = structure.get("attribution") or []
-    rows = []
+    rows: list[dict] = []
     for u in structure.get("units", []):
         i = int(u.get("index", len(rows)))
         if i >= len(spans):
