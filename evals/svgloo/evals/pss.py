@@ -303,7 +303,7 @@ def job_alpha_masks(svgs: list[str], size: int, limits: Limits) -> list[np.ndarr
     svgloo's own failures, such as a limit, go up)."""
     from .engine import render_rgba
 
-    out = []
+    out: list[np.ndarray | None] = []
     for svg in svgs:
         try:
             out.append(render_rgba(svg, size, limits, "<pss>")[..., 3] > 0)
@@ -493,8 +493,10 @@ def pss(reference: str, generated: str, limits: Limits = DEFAULT_LIMITS, pool=No
     "position", "order", "n_ref", "n_gen", "n_matched"}``; an invalid pair scores 0."""
     _libs()
     reason = validity(generated, "<generated>", limits, pool)
-    if reason is None and validity(reference, "<reference>", limits, pool) is not None:
-        reason = "reference: " + validity(reference, "<reference>", limits, pool)
+    if reason is None:
+        reference_reason = validity(reference, "<reference>", limits, pool)
+        if reference_reason is not None:
+            reason = "reference: " + reference_reason
     if reason is not None:
         return {"pss": 0.0, "valid": False, "reason": reason}
     ref, gen = normalize_pair(drop_empty_fills(reference), drop_empty_fills(generated))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from typing import cast
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,7 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
                       options={**options.suite_options, "no_edit": options.no_edit},
                       limits=DEFAULT_LIMITS)
     warnings = []
-    used = getattr(suite, "weights_used", lambda t: set())(task)
+    used: set[str] = getattr(suite, "weights_used", lambda t: set())(task)
     for name in sorted(set(options.weights) - used):
         warnings.append(f"--weights {name}=... is not used by {suite.name} {task}; "
                         "its metric stays skipped")
@@ -186,7 +187,7 @@ def _on_ray(suite, samples, preds, ctx, options: RunOptions, one) -> list[dict]:
 def _loo(suite, sample, svg: str, options: RunOptions, pool, tmp: Path) -> dict:
     """Per-element deltas of the prediction against the sample's reference, from the
     engine's scorer with the suite's pairwise-metric backbone."""
-    backbone = options.loo_backbone or getattr(suite, "loo_backbone", "pixel")
+    backbone = cast(str, options.loo_backbone or getattr(suite, "loo_backbone", "pixel"))  # a suite names one
     ref = tmp / f"{_safe(sample.id)}.ref.svg"
     ref.write_text(sample.reference_svg, encoding="utf-8")
     settings = ScoreSettings(backbone=backbone, size=suite.protocol.size, reference=str(ref))

@@ -137,7 +137,7 @@ class ClipBackbone:
             weights = os.fspath(weights)
             if not os.path.isfile(weights):
                 raise ConfigError(None, f"CLIP weights file not found: {weights}")
-            source = weights
+            source: str | None = weights
             label = os.path.basename(weights)
         else:
             source = pretrained or None
@@ -212,8 +212,8 @@ class ClipBackbone:
         if hub and _hub_cache_has_repo(os.path.split(hub)[0]):
             try:
                 from huggingface_hub import try_to_load_from_cache
-            except ImportError:
-                try_to_load_from_cache = None
+            except ImportError:  # no huggingface_hub: nothing of it is cached
+                try_to_load_from_cache = None  # type: ignore[assignment]
             if try_to_load_from_cache is not None:
                 repo, filename = os.path.split(hub)
                 filename = filename or HF_WEIGHTS_NAME

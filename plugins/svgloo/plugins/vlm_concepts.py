@@ -136,7 +136,7 @@ class VlmConceptSource:
         scale = max_side / max(img.size)
         if scale < 1.0:
             img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))),
-                             Image.BICUBIC)
+                             Image.Resampling.BICUBIC)
         return img
 
     def ask(self, render_rgb: np.ndarray, options: dict | None = None) -> str:
