@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PyQt6.QtCore import QThread, pyqtSignal
+
+if TYPE_CHECKING:
+    from svgloo.engine.scoring.score import ScoreRun
+    from svgloo.structure.analysis import StructureRun
 
 
 @dataclass
@@ -18,13 +23,13 @@ class Analysis:
 
     path: Path
     raw: bytes
-    run: object  # svgloo.engine.scoring.score.ScoreRun
-    finding_boxes: list | None = None  # filled by the window on first use
+    run: ScoreRun
+    finding_boxes: dict | None = None  # filled by the window on first use
 
 
 @dataclass
 class ConceptsOutcome:
-    run: object | None = None       # svgloo.structure.analysis.StructureRun
+    run: StructureRun | None = None
     message: str | None = None      # why there are no concepts
 
 
@@ -39,11 +44,13 @@ class _Cancellable(QThread):
         """Stop the work as soon as it can stop (thread-safe: a flag it polls)."""
         self._cancelled = True
 
-    def _stop_if_cancelled(self, *_progress) -> None:
+    def _stop_if_cancelled(self, *_progress) -> bool:
+        """Raises Cancelled once cancelled; never asks to stop otherwise."""
         if self._cancelled:
             from svgloo.engine.errors import Cancelled
 
             raise Cancelled("the viewer no longer needs this analysis")
+        return False
 
     def _budget(self, name: str, limits):
         """The document budget of this job's renders, whose interrupt is the cancel flag
