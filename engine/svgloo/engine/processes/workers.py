@@ -269,7 +269,8 @@ class RenderPool:
             ex, self._executor = self._executor, None
         if ex is None:
             return
-        ex._svgloo_stopped = True  # type: ignore[attr-defined]  # our mark; a map still waiting on it was not broken by its worker
+        # Our mark on the executor: a map still waiting on it was not broken by its worker.
+        ex._svgloo_stopped = True  # type: ignore[attr-defined]
         results = getattr(ex, "_result_queue", None)
         for proc in list((getattr(ex, "_processes", None) or {}).values()):
             try:
