@@ -17,7 +17,7 @@ from typing import Literal, TypedDict
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired
-else:  # Python 3.10: the backport (typing_extensions comes with cattrs)
+else:  # Python 3.10: the backport (a dependency there)
     from typing_extensions import NotRequired
 
 Verdict = Literal["helpful", "harmful", "neutral"]
