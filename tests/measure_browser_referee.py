@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser import Chromium  # noqa: E402
-from browser_referee import invisible_removals, proven_removals, referee  # noqa: E402
-from svgloo.engine.settings import DEFAULT_RENDER_SIZE  # noqa: E402
+from browser import Chromium
+from browser_referee import invisible_removals, proven_removals, referee
+from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 
 TOLERANCES = (0, 1, 2, 4, 8, 12)
 SIZE = DEFAULT_RENDER_SIZE

@@ -81,7 +81,7 @@ def stage(name: str, need_s: float):
                 out = fn(*a, **kw)
                 RESULT["stages"][name] = {"seconds": round(time.perf_counter() - t, 2),
                                           **(out or {})}
-            except Exception:
+            except Exception:  # noqa: BLE001 - a failing stage is recorded and the run goes on
                 tb = traceback.format_exc()
                 print(tb, flush=True)
                 RESULT["errors"][name] = tb
@@ -103,7 +103,7 @@ def env_info(gpu: str) -> dict:
     for mod in ("open_clip", "transformers", "cairosvg", "PIL", "numpy"):
         try:
             info[mod] = __import__(mod).__version__
-        except Exception as e:  # recorded, not fatal here
+        except Exception as e:  # noqa: BLE001 - recorded, not fatal here
             info[mod] = f"unavailable: {e}"
     if gpu.startswith("cuda") and torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
@@ -324,7 +324,7 @@ def smoke(gpu: str, repo_tests: Path, weights: Path) -> dict:
     def guarded(name, fn):
         try:
             res[name] = fn()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a failing stage is recorded and the run goes on
             tb = traceback.format_exc()
             print(tb, flush=True)
             res[name] = {"failed": tb.strip().splitlines()[-1]}

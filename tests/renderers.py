@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser import view_differences  # noqa: E402
+from browser import view_differences
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "renderers"
 SIZE = 200  # the fixtures' own width and height

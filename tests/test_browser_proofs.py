@@ -5,7 +5,8 @@ unit whose ``removal.status`` is "proven" is removed alone, with the editor's ow
 edit, and the ``bulk_removal`` set is removed at once, with the bulk fix's edits. Headless
 Chromium draws the file before and after each removal (tests/browser.py) at the analysis
 size, and the bulk set also at the proofs' larger size; where a file offers more than
-``SINGLES_PER_FILE`` units alone, that many are refereed (spread over the file). Compared as premultiplied RGBA and on a white and a dark page, no pixel
+``SINGLES_PER_FILE`` units alone, that many are refereed (spread over the file). Compared as
+premultiplied RGBA and on a white and a dark page, no pixel
 may move by more than the referee's tolerance (below). Files with nothing offered cost no
 browser time.
 

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import REPO
 
-CHECK = ("import svgloo, svgloo.engine.scoring.score, svgloo.structure.analysis, svgloo.validation.artifacts, "
+CHECK = ("import svgloo, svgloo.engine.scoring.score, svgloo.structure.analysis, "
+         "svgloo.validation.artifacts, "
          "svgloo.daemon.server, svgloo.plugins.pixel_backbone, svgloo.lsp, "
          "svgloo.qt_viewer, svgloo.cli, sys; "
          "import importlib.metadata as m; "

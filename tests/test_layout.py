@@ -52,6 +52,7 @@ def test_every_tool_is_given_the_same_source_roots():
     assert wheel["sources"] == {f"{r}/svgloo": "svgloo" for r in roots}
     assert PYPROJECT["tool"]["pytest"]["ini_options"]["pythonpath"] == roots + ["tests"]
     assert PYPROJECT["tool"]["pyright"]["extraPaths"] == roots
+    assert PYPROJECT["tool"]["mypy"]["mypy_path"] == roots
 
 
 def test_svgloo_is_one_namespace_package_and_each_root_holds_one_part():

@@ -196,7 +196,7 @@ def test_watch(untrusted, parent_ignores_sigint):
         pytest.fail(f"exit {proc.returncode}; signal state before the kill: "
                     f"{getattr(proc, 'signal_state', 'n/a')}\nstderr: {stderr[-3000:]}")
     if "stopped without waiting" in stderr:  # it stopped, but its close hung: say so
-        warnings.warn(f"svgloo watch's close hung after Ctrl-C: {stderr[-2000:]}")
+        warnings.warn(f"svgloo watch's close hung after Ctrl-C: {stderr[-2000:]}", stacklevel=2)
     [done] = [e for e in events if e.get("result") or e.get("error")]
     assert not done.get("error"), done
     assert planted_imports(untrusted) == []

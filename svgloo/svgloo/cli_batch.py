@@ -78,5 +78,6 @@ def run(args) -> int:
         from svgloo.validation.html_report import write_batch_report
 
         settings = settings_from_args(args)
-        print(f"report: {write_batch_report(args.out, files, counts['settings_key'], args.html, settings.limits)}")
+        report = write_batch_report(args.out, files, counts["settings_key"], args.html, settings.limits)
+        print(f"report: {report}")
     return 1 if counts["error"] else 0

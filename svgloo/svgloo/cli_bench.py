@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from svgloo.engine.reading.files import atomic_write_text
@@ -56,7 +57,7 @@ def register(sub) -> None:
 
 
 def sample_per_folder(files: list[str], root: str, n: int, seed: int,
-                      keep: set[str] = frozenset()) -> list[str]:
+                      keep: AbstractSet[str] = frozenset()) -> list[str]:
     """``n`` files from each top-level sub-folder of ``root`` (``random.Random(seed)``),
     plus the files in ``keep``; sorted."""
     import random
@@ -106,8 +107,7 @@ def run_artifacts(args) -> int:
     if bad:
         raise ConfigError(None, f"unknown detector(s) {', '.join(bad)}")
     every = svg_files(args.dir)
-    pairs = {f: counterpart(f, every) for f in every}
-    pairs = {f: p for f, p in pairs.items() if p}
+    pairs = {f: p for f in every if (p := counterpart(f, every))}
     if args.per_folder:
         files = sample_per_folder(every, args.dir, args.per_folder, args.seed, set(pairs))
     else:
@@ -131,7 +131,7 @@ def run_artifacts(args) -> int:
     ok = [r for r in rows if "settings" in r]
     summaries = {name: aggregate(ok, name) for name in SETTINGS}
     # threshold calibration: even positions calibrate, odd positions check
-    calibration = {}
+    calibration: dict[str, dict] = {}
     for name in ("oracle", "degraded"):
         fit = calibrate_threshold(ok[0::2], name)
         if "threshold" in fit:

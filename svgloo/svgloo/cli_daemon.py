@@ -291,7 +291,7 @@ def run_watch(args) -> int:
                     last_results.get(ev["path"]), ev["result"])]
                 last_results[ev["path"]] = ev["result"]
             elif ev["event"] == "deleted":
-                last_results.pop(ev.get("path"), None)
+                last_results.pop(ev.get("path", ""), None)
             if args.json:
                 print(json.dumps(ev), flush=True)
             else:

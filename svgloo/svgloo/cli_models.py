@@ -71,7 +71,7 @@ def _present(info: ModelInfo) -> bool:
         return False
     try:
         return bool(_plugin_class(info).weights_available())
-    except Exception:  # a broken cache or plugin: not usable, so not present
+    except Exception:  # noqa: BLE001 - a broken cache or plugin: not usable, so not present
         return False
 
 
@@ -81,7 +81,7 @@ def _source(name: str) -> str:
         try:
             repo, file = _clip_hub()
             return f"open_clip ViT-B-32 openai (hub {repo})"
-        except Exception:
+        except Exception:  # noqa: BLE001 - only the description's detail is lost
             return "open_clip ViT-B-32 openai"
     from svgloo.plugins import clipseg_grounder, vlm_concepts
 

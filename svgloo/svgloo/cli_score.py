@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from svgloo.engine.limits import DEFAULT_LIMITS, ELEMENTS_FLAG, ELEMENTS_SETTING, FILE_FLAG, \
     FILE_SETTING, raised
@@ -177,7 +179,7 @@ def start_render_workers(doc=None, program: bool = False) -> None:
 
             try:
                 shared_pool(DEFAULT_LIMITS).start()
-            except Exception:  # the real work reports any problem with the pool
+            except Exception:  # noqa: BLE001 - the real work reports any problem with the pool
                 pass
             return
 
@@ -189,7 +191,7 @@ def start_render_workers(doc=None, program: bool = False) -> None:
         pool = shared_pool(DEFAULT_LIMITS)
         try:
             pool.map(os.getpid, [()] * pool.workers, "render workers")
-        except Exception:  # the real work reports any problem with the pool
+        except Exception:  # noqa: BLE001 - the real work reports any problem with the pool
             pass
 
     threading.Thread(target=start, name="svgloo-start-workers", daemon=True).start()
@@ -296,7 +298,7 @@ def position(r: dict) -> str:
     return f"{start['line'] + 1}:{start['character'] + 1}"
 
 
-def print_table(result: dict, out=None) -> None:
+def print_table(result: Mapping[str, Any], out=None) -> None:
     out = out or sys.stdout
     rows = result["units"]
     name_w = max([len(_label(r)) for r in rows] + [8])
@@ -359,14 +361,14 @@ def reference_text(reference: dict) -> str:
     return source
 
 
-def _removal_cell(row: dict) -> str:
+def _removal_cell(row: Mapping[str, Any]) -> str:
     """The footprint cell of a unit with no footprint: what the removal proof found."""
     status = (row.get("removal") or {}).get("status")
     return {"proven": "removable", "unverified": "unverified",
-            "visible": "0 px"}.get(status, "invisible")
+            "visible": "0 px"}.get(status or "", "invisible")
 
 
-def _checked(result: dict) -> str:
+def _checked(result: Mapping[str, Any]) -> str:
     proven = [r for r in result["units"] if (r.get("removal") or {}).get("status") == "proven"]
     if proven:
         return proven[0]["removal"]["reason"].split(": ", 1)[-1]

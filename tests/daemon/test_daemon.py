@@ -288,7 +288,7 @@ def test_watch_pushes_results_over_sse(daemon, tmp_path):
         try:
             for ev in DaemonClient(daemon["sock"], autostart=False).events():
                 events.append(ev)
-        except Exception as exc:  # noqa: the stream ends when the daemon stops
+        except Exception as exc:  # noqa: BLE001 - the stream ends when the daemon stops
             events.append({"event": "listener-error", "error": repr(exc)})
 
     threading.Thread(target=listen, daemon=True).start()

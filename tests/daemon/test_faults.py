@@ -137,7 +137,7 @@ def test_20_clients_x_20_requests_from_cold_start_no_errors_one_daemon(base, mon
                     r = client.score(text=texts[i], uri=f"untitled:{i}", settings=PIXEL,
                                      priority="batch")
                     answers[i].append([u["delta"] for u in r["units"]])
-            except Exception as exc:  # every failure counts
+            except Exception as exc:  # noqa: BLE001 - every failure counts
                 errors.append(f"{type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=client_thread, args=(n,)) for n in range(20)]
@@ -149,7 +149,7 @@ def test_20_clients_x_20_requests_from_cold_start_no_errors_one_daemon(base, mon
         assert errors == []
         assert len(seen_pids) == 1
         assert daemons_on(sock) == list(seen_pids)
-        for i, rows in answers.items():  # repeats and merged requests: the same numbers
+        for rows in answers.values():  # repeats and merged requests: the same numbers
             assert rows and all(r == rows[0] for r in rows)
         st = DaemonClient(sock, autostart=False).status()
         # 4 distinct documents were computed, no more: the rest were hits or merged
@@ -365,7 +365,7 @@ def test_worker_kill9_mid_request_is_an_error_for_that_request_only(base, corpus
                 outcome["r"] = c.score(text=unique((corpus_dir / BIG_CORPUS).read_text()),
                                        settings={"backbone": "pixel", "size": 1536,
                                                  "method": "naive"})
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - handed to the test, which checks it
                 outcome["r"] = exc
 
         t = threading.Thread(target=slow)
@@ -401,7 +401,7 @@ def test_document_budget_is_a_limit_and_an_idle_daemon_exits(base, corpus_dir):
             os.kill(proc.pid, signal.SIGUSR1)  # its threads' stacks, into its log
             time.sleep(2)
             log = sock.with_name("fault-daemon.log").read_text(errors="replace")
-            raise AssertionError(f"the idle daemon did not exit; its log:\n{log[-6000:]}")
+            raise AssertionError(f"the idle daemon did not exit; its log:\n{log[-6000:]}") from None
         assert code == 0
         assert not sock.exists()
         wait_for(lambda: not group_members(proc.pid), timeout=60, what="workers to go")

@@ -85,7 +85,7 @@ def test_live_pixel_compositing_equals_the_unit_by_unit_chain(corpus_dir, render
         for only in (None, some):
             got = {}
             composite_without(size, [b.units for b in blocks], block_layer, without_layer,
-                              unit_region, full, lambda k, p: got.__setitem__(k, p), only,
+                              unit_region, full, got.__setitem__, only,
                               method)
             assert set(got) == (some if only else set(range(len(us.units))))
             assert all(_same(got[k], expected[k]) for k in got), (method, bool(only))

@@ -34,7 +34,7 @@ def no_hang(fn, *args, **kw):
     def run():
         try:
             out["value"] = fn(*args, **kw)
-        except BaseException as exc:  # handed back to the test
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
             out["error"] = exc
 
     t = threading.Thread(target=run, daemon=True)

@@ -53,7 +53,8 @@ def test_method_comparisons_cannot_fail_on_a_slow_machine(render_pool):
     assert limits.render_memory_mb == DEFAULT_LIMITS.render_memory_mb
 
 
-COUPLED = """<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 40 40">
+COUPLED = """<svg xmlns="http://www.w3.org/2000/svg" \
+xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 40 40">
   <rect width="40" height="40" fill="#eee"/>
   <g opacity="0.5"><circle cx="10" cy="10" r="8" fill="red"/><circle cx="16" cy="12" r="8" fill="blue"/>
     <rect x="30" y="30" width="6" height="6"/></g>

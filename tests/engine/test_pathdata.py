@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from svgloo.engine.reading.pathdata import (PathSyntaxError, remove_subpath, split_subpaths,
-                                    standalone_subpath, subpath_edges)
+                                            standalone_subpath, subpath_edges)
 
 
 def test_relative_movetos_are_resolved_through_closepath():

@@ -11,7 +11,7 @@ import pytest
 
 from svgloo.engine.wording.describe import describe_unit
 from svgloo.engine.reporting.plots import (INFERNO, PAD, TILE, contact_sheet, heatmap_rgb, sheet_tiles,
-                                 tile_lines)
+                                           tile_lines)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

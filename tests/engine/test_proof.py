@@ -16,7 +16,7 @@ from svgloo.engine.reading.document import parse_document
 from svgloo.engine.limits import DEFAULT_LIMITS
 from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 from svgloo.engine.proving.proof import (PROOF_TOLERANCE, check_removal, disagreement,
-                                 picture_change, proof_sizes)
+                                         picture_change, proof_sizes)
 from svgloo.engine.rendering.render import render_rgba, render_rgba_resvg
 from svgloo.engine.scoring.score import ScoreSettings, score_text
 from svgloo.engine.reading.units import extract_units, text_without
@@ -449,7 +449,7 @@ def test_disagreement_mask_is_the_dense_computation(seed):
 def test_a_check_uses_the_picture_the_scoring_sends_instead_of_drawing_it(monkeypatch):
     """The proof sends the scoring's full pictures (analysis size) with its checks: the
     worker compares with them, and draws the document only when none is sent."""
-    import svgloo.engine.proving.proof as proof
+    import svgloo.engine.proving.pictures as proof  # the check's worker job lives there
 
     svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 20">'
            '<rect width="20" height="20" fill="#fff"/><circle cx="9" cy="9" r="5"/></svg>')

@@ -130,7 +130,7 @@ def _alone(us, elements, sizes, pool, name):
 def test_extents_hold_every_inked_pixel_in_both_renderers(render_pool, name):
     from svgloo.engine.reading.document import parse_document
     from svgloo.engine.proving.proof_reuse import (SHAPES, _marked_alone, _pixel_box, job_extents,
-                                           ink_mask)
+                                                   ink_mask)
     from svgloo.engine.reading.units import extract_units
 
     path = CORPUS / name

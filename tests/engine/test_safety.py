@@ -48,7 +48,7 @@ def test_use_cycle_is_detected():
 class _Recorder(http.server.BaseHTTPRequestHandler):
     hits: list = []
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         _Recorder.hits.append(self.path)
         self.send_response(200)
         self.end_headers()

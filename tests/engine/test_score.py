@@ -45,7 +45,7 @@ def test_json_contract_and_the_injected_stray_is_harmful():
         assert set(unit) == UNIT_KEYS
         start, end = unit["offsets"]
         lines = text.splitlines(keepends=True)
-        line_start = sum(len(l) for l in lines[:unit["range"]["start"]["line"]])
+        line_start = sum(len(line) for line in lines[:unit["range"]["start"]["line"]])
         assert line_start + unit["range"]["start"]["character"] == start
     stray = [u for u in result["units"] if u["id"] == "stray"]
     assert len(stray) == 1 and stray[0]["verdict"] == "harmful"

@@ -8,11 +8,12 @@ from lxml import etree
 
 from svgloo.engine.reading.document import parse_document, load_document
 from svgloo.engine.reading.units import (apply_edits, extract_units, removal_edit, text_keeping,
-                                 text_without)
+                                         text_without)
 
 from conftest import CORPUS, corpus_files
 
-SVG = """<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 100 100">
+SVG = """<svg xmlns="http://www.w3.org/2000/svg" \
+xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 100 100">
   <defs><path id="p" d="M0 0h1v1z"/><linearGradient id="g"><stop offset="0"/></linearGradient></defs>
   <clipPath id="c"><rect width="50" height="50"/></clipPath>
   <g transform="translate(5 5)" opacity="0.5"><g><rect id="r" width="10" height="10"/></g>

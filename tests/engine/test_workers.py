@@ -274,7 +274,7 @@ def test_threads_waiting_on_one_pool_all_name_the_worker_that_died():
         for t in threads:
             t.join(timeout=120)
         assert sorted(errors) == ["a.svg", "b.svg"]
-        for name, said in errors.items():
+        for said in errors.values():
             assert "the render worker died (killed by SIGKILL" in said, said
         _assert_pool_recovers(pool)
     finally:
@@ -424,18 +424,21 @@ def _worker_state() -> tuple:
     import resource
 
     loaded = [m for m in ("cairocffi", "cairosvg.surface", "svgloo.engine.rendering.render_jobs",
-                          "svgloo.engine.proving.proof") if m in sys.modules]
+                          "svgloo.engine.proving.pictures", "svgloo.engine.proving.proof_reuse",
+                          "svgloo.engine.proving.proof", "svgloo.engine.leave_one_out.loo")
+              if m in sys.modules]
     return loaded, resource.getrlimit(resource.RLIMIT_AS)[0]
 
 
 def test_workers_are_forked_with_the_renderer_loaded_and_still_set_their_limits(
         one_worker_pool):
     """The fork server loads CairoSVG and the job functions' modules once (worker_preload);
-    each worker is forked from it and then limits itself as before."""
+    each worker is forked from it and then limits itself as before. The machinery that sends
+    the jobs (the proof's bisection, leave-one-out) is not loaded into the workers."""
     pool = one_worker_pool(render_memory_mb=700)
     [(loaded, memory_limit)] = pool.map(_worker_state, [()], "state.svg", timeout_s=300)
     assert loaded == ["cairocffi", "cairosvg.surface", "svgloo.engine.rendering.render_jobs",
-                      "svgloo.engine.proving.proof"]
+                      "svgloo.engine.proving.pictures", "svgloo.engine.proving.proof_reuse"]
     assert memory_limit == 700 * 1024 * 1024
 
 

@@ -63,11 +63,11 @@ def test_clip_score_from_user_weights(tmp_path):
     samples = SvgeniusSuite().load(DATA, "t2s")
     preds = [json.loads(line) for line in PRED.read_text().splitlines()]
     for sample, pred, row in zip(samples, preds, result["samples"]):
-        def score(svg):
+        def score(svg, caption=sample.inputs["caption"]):
             image = preprocess(Image.fromarray(render(svg, PROTOCOL))).unsqueeze(0)
             with torch.no_grad():
                 a = model.encode_image(image)
-                b = model.encode_text(tokenizer([sample.inputs["caption"]]))
+                b = model.encode_text(tokenizer([caption]))
             a, b = a / a.norm(dim=-1, keepdim=True), b / b.norm(dim=-1, keepdim=True)
             return float((a * b).sum()) * 100
         c_gen = score(extract_svg(pred["response"]))

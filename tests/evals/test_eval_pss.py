@@ -17,9 +17,9 @@ from eval_testlib import FIXTURES, HERE
 pytest.importorskip("svgelements")
 pytest.importorskip("svgpathtools")
 
-from svgloo.evals.pss import pss  # noqa: E402
-from svgloo.evals.runner import RunOptions, run_eval  # noqa: E402
-from svgloo.evals.svgenius import SvgeniusSuite  # noqa: E402
+from svgloo.evals.pss import pss
+from svgloo.evals.runner import RunOptions, run_eval
+from svgloo.evals.svgenius import SvgeniusSuite
 
 GOLDEN = json.loads((HERE / "svgenius_pss_golden.json").read_text())
 PAIRS = json.loads((FIXTURES / "svgenius" / "pss_pairs.json").read_text())

@@ -297,3 +297,17 @@ def test_current_units_is_none_for_bad_text_and_lets_bugs_through(monkeypatch):
     with pytest.raises(RuntimeError):
         actions.current_units("<svg xmlns='http://www.w3.org/2000/svg'/>", "x")
 
+
+
+def test_split_path_numbers_each_new_path_id_by_its_own_subpath():
+    """Each split-off path gets the id of its own subpath (``id-2``, ``id-3``), not the last
+    subpath's: the renaming function is made in a loop, so it must not read the loop variable
+    late."""
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 20">\n'
+            '  <path id="ring" fill="red" d="M0 0h4v4z M6 6h2v2z M10 10h3v3z"/>\n</svg>\n')
+    us = extract_units(parse_document(text, "ring.svg"))
+    [element] = list(us.splits)
+    after = apply_edits(text, [actions.split_path_edit(us, element)])
+    paths = etree.fromstring(after.encode()).findall(".//{http://www.w3.org/2000/svg}path")
+    assert [p.get("id") for p in paths] == ["ring", "ring-2", "ring-3"]
+    assert [p.get("d").split()[0] for p in paths] == ["M0", "M6", "M10"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from svgloo.plugins.concepts_regions import (NEAR, RegionConceptSource, color_name,
-                                            segment_regions)
+                                             segment_regions)
 
 # CSS/X11 named colours (sRGB, from the CSS Color 4 table) and the name a designer uses.
 KNOWN = [

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.torch
      ["Sun", "sky", "grass"]),
     ('[{"name": "cat"}, {"name": "hat"}, 3, null, ""]', ["cat", "hat"]),
     ("cat, hat, dog.", ["cat", "hat", "dog"]),
-    ("Parts of the image:\n- a red car\n- 2 wheels\n* road\n1. sky\n2) cloud", 
+    ("Parts of the image:\n- a red car\n- 2 wheels\n* road\n1. sky\n2) cloud",
      ["a red car", "2 wheels", "road", "sky", "cloud"]),
     ('["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]', list("abcdefgh")),
     ('[ "broken json", ', ["broken json"]),  # no valid array: falls back to splitting

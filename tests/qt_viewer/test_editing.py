@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("PyQt6.QtWidgets")
 pytest.importorskip("pytestqt")
 
-from svgloo.qt_viewer.marks import MAX_OUTLINES, PAD, density_rgba, finding_marks  # noqa: E402
+from svgloo.qt_viewer.marks import MAX_OUTLINES, PAD, density_rgba, finding_marks
 
 CORPUS_FILE = "twemoji/1f307.svg"
 WAIT_MS = 120_000

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("PyQt6.QtWidgets")
 pytest.importorskip("pytestqt")
 
-from conftest import EXAMPLES  # noqa: E402
+from conftest import EXAMPLES
 
 CORPUS_FILE = "twemoji/1f307.svg"
 WAIT_MS = 120_000

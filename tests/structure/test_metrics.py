@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from svgloo.structure.metrics import (attribution_matrix, attribution_row, compute_metrics,
-                                     herfindahl_compactness, lica_metrics, locality_score,
-                                     merge_groups, paper_locality, paper_metrics)
+                                      herfindahl_compactness, lica_metrics, locality_score,
+                                      merge_groups, paper_locality, paper_metrics)
 from svgloo.plugins.concepts_labels import humanize_id, is_generated
 from svgloo.plugins.concepts_regions import segment_regions
 

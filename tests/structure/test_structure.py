@@ -132,7 +132,8 @@ def test_locality_of_split_concept(tmp_path, render_pool, order, packed, literal
 
 # --- labels ------------------------------------------------------------------------------
 
-LABELLED = SVG_HEAD.replace("<svg ", '<svg xmlns:inkscape="http://www.inkscape.org/namespaces/inkscape" ') + """
+LABELLED = SVG_HEAD.replace("<svg ",
+                            '<svg xmlns:inkscape="http://www.inkscape.org/namespaces/inkscape" ') + """
   <title>a landscape</title>
   <g id="sun"><circle cx="80" cy="20" r="12" fill="#fc0"/></g>
   <g><title>house</title>

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from svgloo.validation.batch import (RESULTS, SUMMARY, process_file, read_results, run_batch,
-                                 shard)
+                                     shard)
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.scoring.score import ScoreSettings
 

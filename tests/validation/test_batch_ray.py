@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
 
-from svgloo.engine.scoring.score import ScoreSettings  # noqa: E402
-from svgloo.validation.batch import find_svgs, read_results, run_batch  # noqa: E402
-from svgloo.validation.executors import LocalExecutor, RayExecutor  # noqa: E402
+from svgloo.engine.scoring.score import ScoreSettings
+from svgloo.validation.batch import find_svgs, read_results, run_batch
+from svgloo.validation.executors import LocalExecutor, RayExecutor
 
 SETTINGS = ScoreSettings(backbone="pixel", size=64)
 

@@ -10,7 +10,7 @@ import pytest
 
 from svgloo.engine.reading.document import parse_document
 from svgloo.validation.edits import (EDITS, change_map, edit_precision, edit_text, mask_centre,
-                                 parent_ctm, parse_transform)
+                                     parent_ctm, parse_transform)
 from svgloo.engine.rendering.render import over_white, render_rgba
 from svgloo.engine.reading.units import extract_units
 

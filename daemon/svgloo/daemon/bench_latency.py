@@ -22,7 +22,8 @@ a cold scoring (layer cache and kept runs emptied) of the text with one colour c
 then right after it that text with one more colour changed, re-scored from the run just
 made (the daemon's incremental path). ``--edit unit`` (default) changes the colour of a
 seeded random unit element (validation/random_edits.py); ``--edit first`` the first
-``#rrggbb`` of the file, often a gradient stop or the background that every unit meets. Medians per file, the stages' costs from
+``#rrggbb`` of the file, often a gradient stop or the background that every unit meets.
+Medians per file, the stages' costs from
 the results' timings, and the machine's load (``uptime``) before and after. The default
 files are the corpus files of 100 units or more.
 """
@@ -113,16 +114,17 @@ def incremental_ab(files: list[str], repeat: int, size: int, backbone: str,
                 t = time.perf_counter()
                 job = service.run(kind="score", text=first, uri=uri, settings=settings)
                 cold.append(time.perf_counter() - t)
-                assert job.error is None and not job.cached, job.error
+                assert job.error is None and job.result is not None and not job.cached, job.error
                 stages_cold.append(job.result["timings"])
                 before = service.incremental
                 t = time.perf_counter()
                 second = recolour(first if edit == "unit" else text, 2 * i + 2, rng)
                 job = service.run(kind="score", text=second, uri=uri, settings=settings)
                 again.append(time.perf_counter() - t)
-                assert job.error is None and not job.cached, job.error
+                assert job.error is None and job.result is not None and not job.cached, job.error
                 kept += service.incremental - before
                 stages_again.append(job.result["timings"])
+            assert job.result is not None  # checked in the loop
             rows.append({
                 "file": path, "units": len(job.result["units"]),
                 "cold_s": statistics.median(cold), "again_s": statistics.median(again),
@@ -238,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         try:
             client.shutdown()
-        except Exception:
+        except Exception:  # noqa: BLE001 - best-effort clean-up after the measurement
             pass
         if old_env is None:
             os.environ.pop("SVGLOO_CACHE_DIR", None)

@@ -75,7 +75,7 @@ def _raise_for(status: int, payload: dict):
     err = payload.get("error") if isinstance(payload, dict) else None
     if not isinstance(err, dict):
         raise DaemonError(status, {"kind": "protocol", "message": f"HTTP {status}"})
-    cls = _ERROR_CLASSES.get(err.get("kind"))
+    cls = _ERROR_CLASSES.get(err.get("kind", ""))
     if cls is not None:
         raise cls(err.get("file"), err.get("message", ""), line=err.get("line"),
                   column=err.get("column"))
@@ -322,10 +322,10 @@ class DaemonClient:
                 line = resp.fp.readline()
                 if not line:
                     return
-                line = line.decode("utf-8").rstrip("\r\n")
-                if line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif line == "" and data:
+                text = line.decode("utf-8").rstrip("\r\n")
+                if text.startswith("data:"):
+                    data.append(text[5:].lstrip())
+                elif text == "" and data:
                     yield json.loads("\n".join(data))
                     data = []
         finally:

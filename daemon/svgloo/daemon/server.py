@@ -22,6 +22,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlparse
 
 from svgloo.daemon.lifetime import ClientWatch
@@ -271,7 +272,7 @@ class BoundedConnections:
 
     def _idle_table(self) -> dict:
         if not hasattr(self, "_idle"):
-            self._idle = {}
+            self._idle: dict = {}
             self._idle_lock = threading.Lock()
         return self._idle
 
@@ -321,7 +322,7 @@ class TCPHTTPServer(BoundedConnections, ThreadingHTTPServer):
 class Handler(BaseHTTPRequestHandler):
     server_version = "svgloo-daemon"
     protocol_version = "HTTP/1.1"
-    daemon_ref: "Daemon" = None  # set on the subclass per server
+    daemon_ref: Daemon = None  # type: ignore[assignment]  # set on the subclass per server
     tcp = False
     timeout = IDLE_TIMEOUT_S  # per socket operation: an idle or stalled client is dropped
     _selector = None
@@ -331,12 +332,16 @@ class Handler(BaseHTTPRequestHandler):
         if not self.tcp:  # which process connected: its end ends an auto-started daemon
             self.daemon_ref.clients.seen(self.connection)
 
+    @property
+    def connections(self) -> BoundedConnections:
+        return cast(BoundedConnections, self.server)  # both server classes are
+
     def handle_one_request(self):
-        self.server.mark_idle(self.connection, True)  # waiting for the request line
+        self.connections.mark_idle(self.connection, True)  # waiting for the request line
         super().handle_one_request()
 
     def parse_request(self) -> bool:
-        self.server.mark_idle(self.connection, False)
+        self.connections.mark_idle(self.connection, False)
         return super().parse_request()
 
     def finish(self):
@@ -515,7 +520,7 @@ class Handler(BaseHTTPRequestHandler):
         if job.error is not None:
             kind_ = job.error.get("kind")
             status = {"superseded": 409, "disconnected": 409, "shutdown": 503,
-                      "internal": 500}.get(kind_, 422)
+                      "internal": 500}.get(kind_ or "", 422)
             self._send_json(status, {"error": job.error})
             return
         self._send_json(200, job.response(),
@@ -715,6 +720,7 @@ class Daemon:
                               follow_symlinks=False)
             atomic_write_text(tcp_info_path(path), f"{self.tcp_port}\n", mode=0o600,
                               follow_symlinks=False)
+        assert self._lock_fd is not None  # taken above
         os.ftruncate(self._lock_fd, 0)
         os.pwrite(self._lock_fd, f"{os.getpid()}\n".encode(), 0)
         self.unix = UnixHTTPServer(str(path), self._handler(False))
@@ -779,7 +785,7 @@ class Daemon:
             self._lock_fd = None
         try:
             self.service.pool.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - shutting down: a failed close must not stop the rest
             pass
 
 

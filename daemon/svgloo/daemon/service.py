@@ -16,10 +16,14 @@ import time
 import traceback
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from svgloo.daemon.cache import LRUCache, ResultCache, result_key
 from svgloo.engine.errors import Cancelled, ConfigError, InputError, LimitError, SvglooError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from svgloo.daemon.watcher import Watcher
 
 log = logging.getLogger("svgloo.daemon")
 
@@ -104,7 +108,7 @@ class Job:
     def _cancel_error(self) -> dict:
         msg = {"superseded": "a newer version of this document was submitted",
                "disconnected": "the client closed the connection",
-               "shutdown": "the daemon is shutting down"}.get(self.cancel_reason,
+               "shutdown": "the daemon is shutting down"}.get(self.cancel_reason or "",
                                                              self.cancel_reason or "")
         return {"kind": self.cancel_reason, "file": self.name, "message": msg,
                 "line": None, "column": None, "uri": self.uri, "version": self.version}
@@ -188,7 +192,7 @@ def score_settings_from_dict(d: dict | None, limits: Limits, name: str):
 
 
 def structure_settings_from_dict(d: dict | None, limits: Limits, name: str):
-    from svgloo.structure.analysis import StructureSettings  # noqa: the structure module may be missing
+    from svgloo.structure.analysis import StructureSettings  # the structure module may be missing
 
     d = _known_fields(StructureSettings, d, name, "structure")
     if "concepts" in d and d["concepts"] is not None:
@@ -241,8 +245,8 @@ class ScoringService:
         self.preempted = 0
         self.merged = 0
         self._subscribers: list[queue.Queue] = []
-        self._watchers: dict[str, object] = {}
-        self._path_keys: dict[str, str] = {}
+        self._watchers: dict[str, Watcher] = {}
+        self._path_keys: dict[str, str | None] = {}
         self._inflight: dict[str, Job] = {}  # result key -> the job computing it
         self._closed = False
         self._worker = threading.Thread(target=self._work, name="svgloo-model-worker",
@@ -273,7 +277,7 @@ class ScoringService:
             (settings.reference or settings.prompt) else None
         spec = resolve_reference(name, doc, takes_text=takes_text,
                                  reference=settings.reference, prompt=settings.prompt)
-        fp = spec.to_json()
+        fp: dict[str, object] = dict(spec.to_json())
         if spec.path:
             try:
                 st = os.stat(spec.path)
@@ -422,7 +426,7 @@ class ScoringService:
                 job.complete(error=exc.to_json())
                 if job.publish:
                     self.publish({"event": "error", "path": job.name, "error": exc.to_json()})
-            except Exception as exc:  # a bug must not take the daemon down
+            except Exception as exc:  # noqa: BLE001 - a bug must not take the daemon down
                 self.failed += 1
                 log.error("internal error on %s:\n%s", job.name, traceback.format_exc())
                 err = {"kind": "internal", "file": job.name,
@@ -473,11 +477,11 @@ class ScoringService:
             self.incremental += previous is not None
             result = run.result
             result["backbone_detail"]["reason"] = choice.reason
-            return result
+            return cast(dict, result)
         from svgloo.structure.analysis import structure_text
 
-        run = structure_text(job.text, job.name, job.settings, pool=self.pool, progress=check)
-        return run.result
+        srun = structure_text(job.text, job.name, job.settings, pool=self.pool, progress=check)
+        return srun.result
 
     # -- events and watchers ------------------------------------------------------------
     def subscribe(self) -> queue.Queue:
@@ -549,9 +553,9 @@ class ScoringService:
             if on_event:
                 on_event(ev)
 
+        optional: dict[str, Any] = {} if debounce_s is None else {"debounce_s": debounce_s}
         w = Watcher(folder, rescore, deleted, rejected=rejected,
-                    max_bytes=self.limits.max_file_bytes,
-                    **({} if debounce_s is None else {"debounce_s": debounce_s}))
+                    max_bytes=self.limits.max_file_bytes, **optional)
         w.start()
         with self._lock:
             self._watchers[folder] = w

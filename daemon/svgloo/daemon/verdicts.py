@@ -64,7 +64,7 @@ def verdict_changes(before: dict | None, after: dict) -> list[VerdictChange]:
     old, new = before.get("units", []), after.get("units", [])
     matcher = difflib.SequenceMatcher(a=[_key(r) for r in old], b=[_key(r) for r in new],
                                       autojunk=False)
-    out: list[tuple[int, VerdictChange]] = []
+    out: list[tuple[float, VerdictChange]] = []  # by offset (inf: at the end)
     for tag, i0, i1, j0, j1 in matcher.get_opcodes():
         if tag == "equal":
             for a, b in zip(old[i0:i1], new[j0:j1]):

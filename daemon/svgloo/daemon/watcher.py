@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+from typing import Any
 from collections.abc import Callable
 
 from svgloo.engine.errors import SvglooError
@@ -86,7 +87,7 @@ class Watcher:
         self._cond = threading.Condition()
         self._settle_lock = threading.Lock()  # the first pass and events, one at a time
         self._stop = False
-        self._observer = None
+        self._observer: Any = None  # a watchdog Observer, once started
         self._thread = threading.Thread(target=self._loop, name=f"svgloo-watch {folder}",
                                         daemon=True)
 
@@ -177,10 +178,10 @@ class Watcher:
             def on_any_event(self, event):
                 watcher._on_any_event(event)
 
-        self._observer = Observer()
-        self._observer.schedule(Handler(), self.folder, recursive=self.recursive)
-        self._observer.daemon = True
-        self._observer.start()
+        self._observer = observer = Observer()
+        observer.schedule(Handler(), self.folder, recursive=self.recursive)
+        observer.daemon = True
+        observer.start()
         self._thread.start()
         return self
 

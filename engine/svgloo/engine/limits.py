@@ -81,8 +81,9 @@ def _positive(name: str, kind: type) -> float | int | None:
 
 def environment_limits(base: Limits = Limits()) -> Limits:
     """The limits with the user's settings (SVGLOO_MAX_FILE_MIB, SVGLOO_MAX_ELEMENTS)."""
+    elements = _positive(ELEMENTS_SETTING, int)
     return raised(base, max_file_mib=_positive(FILE_SETTING, float),
-                  max_elements=_positive(ELEMENTS_SETTING, int))
+                  max_elements=None if elements is None else int(elements))
 
 
 DEFAULT_LIMITS = environment_limits()

@@ -12,7 +12,13 @@ Keys marked ``NotRequired`` are those a result may lack: the removal proof's (a 
 
 # No `from __future__ import annotations` here: on Python 3.11 a TypedDict whose
 # annotations are strings counts its NotRequired keys as required (__required_keys__).
-from typing import Literal, NotRequired, TypedDict
+import sys
+from typing import Literal
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # Python 3.10: the backports (a dependency there); typing's TypedDict ignores NotRequired
+    from typing_extensions import NotRequired, TypedDict
 
 Verdict = Literal["helpful", "harmful", "neutral"]
 UnitKind = Literal["element", "subpath"]

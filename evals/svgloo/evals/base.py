@@ -150,5 +150,6 @@ def load_suite(name: str):
 
 
 __all__ = ["GROUP", "SCHEMA", "STATUSES", "OK", "NO_SVG", "INVALID", "RENDER_ERROR",
-           "MISSING", "ERROR", "infrastructure_failure", "EvalSample", "Prediction", "Scored", "EvalContext", "EvalSuite",
+           "MISSING", "ERROR", "infrastructure_failure", "EvalSample", "Prediction", "Scored", "EvalContext",
+           "EvalSuite",
            "RenderProtocol", "discover_suites", "load_suite"]

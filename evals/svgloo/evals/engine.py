@@ -19,4 +19,5 @@ from svgloo.engine.processes.workers import RenderPool
 
 __all__ = ["atomic_write_text", "Document", "parse_document", "ConfigError", "InputError",
            "LimitError", "RenderError", "SvglooError", "WorkerError", "DEFAULT_LIMITS", "Limits",
-           "render_rgba", "check_document", "Reference", "load_plugin", "ScoreSettings", "score_document", "RenderPool"]
+           "render_rgba", "check_document", "Reference", "load_plugin", "ScoreSettings", "score_document",
+           "RenderPool"]

@@ -123,7 +123,7 @@ def _parse(svg: str):
 
     try:
         return etree.fromstring(svg.encode("utf-8"))
-    except Exception:  # upstream falls back to an empty SVG
+    except Exception:  # noqa: BLE001 - upstream falls back to an empty SVG
         return etree.fromstring(f'<svg xmlns="{SVG_NS}"></svg>'.encode())
 
 
@@ -131,7 +131,7 @@ def _path_box(d: str) -> dict:
     svgelements, _ = _libs()
     try:
         box = svgelements.Path(d).bbox()
-    except Exception:
+    except Exception:  # noqa: BLE001 - upstream counts a path it cannot measure as empty
         return dict(_ZERO_BOX)
     if box is None:
         return dict(_ZERO_BOX)
@@ -248,7 +248,7 @@ def center_and_normalize(svg: str, viewbox: str) -> str:
                     path.set(key, normalize_color(path.get(key)))
         root.set("viewBox", viewbox)
         return etree.tostring(root, encoding="unicode")
-    except Exception:  # upstream returns the input unchanged on any failure
+    except Exception:  # noqa: BLE001 - upstream returns the input unchanged on any failure
         return svg
 
 
@@ -265,10 +265,10 @@ def scale_paths(svg: str, s: float) -> str:
             if d:
                 try:
                     path.set("d", _moved(d, scale))
-                except Exception:  # that path keeps its data
+                except Exception:  # noqa: BLE001 - that path keeps its data
                     pass
         return etree.tostring(root, encoding="unicode")
-    except Exception:
+    except Exception:  # noqa: BLE001 - upstream returns the input unchanged on any failure
         return svg
 
 
@@ -277,7 +277,7 @@ def drop_empty_fills(svg: str) -> str:
 
     try:
         root = etree.fromstring(svg.encode("utf-8"))
-    except Exception:
+    except Exception:  # noqa: BLE001 - upstream returns the input unchanged on any failure
         return svg
     for path in root.iter(f"{{{SVG_NS}}}path"):
         if path.get("fill") == "":
@@ -303,7 +303,7 @@ def job_alpha_masks(svgs: list[str], size: int, limits: Limits) -> list[np.ndarr
     svgloo's own failures, such as a limit, go up)."""
     from .engine import render_rgba
 
-    out = []
+    out: list[np.ndarray | None] = []
     for svg in svgs:
         try:
             out.append(render_rgba(svg, size, limits, "<pss>")[..., 3] > 0)
@@ -352,7 +352,7 @@ def extract_paths(svg: str, limits: Limits, pool, size: int = PATH_SIZE) -> list
                              no_network=True)
     try:
         root = etree.fromstring(svg.encode("utf-8"), parser)
-    except Exception:
+    except Exception:  # noqa: BLE001 - upstream finds no paths in what it cannot parse
         return []
     if root is None:
         return []
@@ -391,7 +391,7 @@ def extract_paths(svg: str, limits: Limits, pool, size: int = PATH_SIZE) -> list
                 continue
             fill = el.get("fill", "#000000")
             data = spt.parse_path(d).d()
-        except Exception:  # upstream skips the path (its svgpathtools fallback is not kept)
+        except Exception:  # noqa: BLE001 - upstream skips the path (its svgpathtools fallback is not kept)
             continue
         found.append({"id": el.get("id", f"path_{i}"), "color": parse_color(fill),
                       "bbox": (int(box[0] * xs), int(box[1] * ys), int(w * xs), int(h * ys))})
@@ -493,8 +493,10 @@ def pss(reference: str, generated: str, limits: Limits = DEFAULT_LIMITS, pool=No
     "position", "order", "n_ref", "n_gen", "n_matched"}``; an invalid pair scores 0."""
     _libs()
     reason = validity(generated, "<generated>", limits, pool)
-    if reason is None and validity(reference, "<reference>", limits, pool) is not None:
-        reason = "reference: " + validity(reference, "<reference>", limits, pool)
+    if reason is None:
+        reference_reason = validity(reference, "<reference>", limits, pool)
+        if reference_reason is not None:
+            reason = "reference: " + reference_reason
     if reason is not None:
         return {"pss": 0.0, "valid": False, "reason": reason}
     ref, gen = normalize_pair(drop_empty_fills(reference), drop_empty_fills(generated))
@@ -503,7 +505,10 @@ def pss(reference: str, generated: str, limits: Limits = DEFAULT_LIMITS, pool=No
     ref_paths, gen_paths = extract_paths(ref, limits, pool), extract_paths(gen, limits, pool)
     matches = match_paths(ref_paths, gen_paths) if ref_paths and gen_paths else []
     order = order_score(matches)
-    mean = (lambda k: float(np.mean([m[k] for m in matches])) if matches else 0.0)
+
+    def mean(k: str) -> float:
+        return float(np.mean([m[k] for m in matches])) if matches else 0.0
+
     n_ref, n_gen = len(ref_paths), len(gen_paths)
     return {"pss": final_reward(global_iou, matches, n_ref, n_gen, order), "valid": True,
             "reason": None, "global_iou": global_iou,

@@ -105,7 +105,8 @@ def print_table(result: dict, out=None, max_rows: int = 40) -> None:
         print(f"  warning: {w}", file=out)
     t = result["timings"]
     print(f"  {len(rows)} samples in {t['total_s']:.2f} s "
-          f"({t['per_sample_s'] or 0:.4f} s per sample, {t['workers']} worker{'' if t['workers'] == 1 else 's'})", file=out)
+          f"({t['per_sample_s'] or 0:.4f} s per sample, "
+          f"{t['workers']} worker{'' if t['workers'] == 1 else 's'})", file=out)
 
 
 def write_histograms(result: dict, path: str) -> str:

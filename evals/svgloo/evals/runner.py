@@ -4,7 +4,8 @@ Samples are scored on ``workers`` threads; every render goes through one render 
 (worker processes with the engine's memory, CPU and time limits), so a hostile prediction
 costs its own row, never the run. A sample svgloo itself failed on (a limit of svgloo's, a
 render worker that died, an internal error) gets the ``error`` status and is never scored:
-it is left out of the suite's summary and counted in ``summary.status_counts``. ``loo`` attaches the engine's leave-one-out deltas for
+it is left out of the suite's summary and counted in ``summary.status_counts``. ``loo`` attaches
+the engine's leave-one-out deltas for
 each scored prediction against the sample's reference (``score_document``; nothing here
 re-implements LOO).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from typing import cast
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +58,7 @@ def run_eval(suite, task: str, data: str | Path, predictions: str | Path | None,
                       options={**options.suite_options, "no_edit": options.no_edit},
                       limits=DEFAULT_LIMITS)
     warnings = []
-    used = getattr(suite, "weights_used", lambda t: set())(task)
+    used: set[str] = getattr(suite, "weights_used", lambda t: set())(task)
     for name in sorted(set(options.weights) - used):
         warnings.append(f"--weights {name}=... is not used by {suite.name} {task}; "
                         "its metric stays skipped")
@@ -135,7 +137,7 @@ def _score(suite, sample, prediction, ctx) -> Scored:
     except RecursionError as exc:  # a pathological prediction: the original's Python too
         return Scored(INVALID, reason=f"{sample.id}: prediction too complex to score "
                                       f"({type(exc).__name__})")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - every failure is sorted just below
         if not infrastructure_failure(exc):  # a document error a suite let through
             return Scored(INVALID, reason=str(exc))
         what = str(exc) if isinstance(exc, SvglooError) else \
@@ -185,7 +187,7 @@ def _on_ray(suite, samples, preds, ctx, options: RunOptions, one) -> list[dict]:
 def _loo(suite, sample, svg: str, options: RunOptions, pool, tmp: Path) -> dict:
     """Per-element deltas of the prediction against the sample's reference, from the
     engine's scorer with the suite's pairwise-metric backbone."""
-    backbone = options.loo_backbone or getattr(suite, "loo_backbone", "pixel")
+    backbone = cast(str, options.loo_backbone or getattr(suite, "loo_backbone", "pixel"))  # a suite names one
     ref = tmp / f"{_safe(sample.id)}.ref.svg"
     ref.write_text(sample.reference_svg, encoding="utf-8")
     settings = ScoreSettings(backbone=backbone, size=suite.protocol.size, reference=str(ref))

@@ -92,12 +92,12 @@ class SvgEditBenchSuite:
             return Scored(MISSING, reason="no prediction for this id")
         elif prediction.svg is None and prediction.response is None:
             return Scored(ERROR, reason="prediction file over svgloo's size limit (not scored)")
-        elif ctx.too_large(prediction.svg or prediction.response):
-            return Scored(ERROR, reason=ctx.too_large(prediction.svg or prediction.response))
+        elif ctx.too_large(prediction.svg or prediction.response or ""):
+            return Scored(ERROR, reason=ctx.too_large(prediction.svg or prediction.response or ""))
         elif prediction.svg is not None:
             svg, status, reason = prediction.svg.strip(), OK, None
         else:
-            svg, status, reason = extract_answer(prediction.response)
+            svg, status, reason = extract_answer(prediction.response or "")
         if svg is None:
             return Scored(status, reason=reason)
         kw = {"pool": ctx.pool}

@@ -37,6 +37,7 @@ import json
 import math
 import os
 import re
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -203,12 +204,12 @@ class SvgeniusSuite:
         if prediction.svg is None and prediction.response is None:
             return None, Scored(ERROR, reason="prediction file over svgloo's size limit "
                                               "(not scored)")
-        too_large = ctx.too_large(prediction.svg or prediction.response)
+        too_large = ctx.too_large(prediction.svg or prediction.response or "")
         if too_large:
             return None, Scored(ERROR, reason=too_large)
         if prediction.svg is not None:
             return prediction.svg, None
-        svg = extract_svg(prediction.response)
+        svg = extract_svg(prediction.response or "")
         if svg is None:
             return None, Scored(NO_SVG, reason="no <svg>...</svg> in the response")
         return svg, None
@@ -237,10 +238,12 @@ class SvgeniusSuite:
         svg, failed = self._answer(prediction, ctx)
         if failed:
             return failed
+        assert svg is not None  # _answer gives one or the other
         inputs = sample.inputs
         if sample.task == "bugfix":
             return Scored(OK, repair_metrics(svg, inputs["truth"], inputs["bug"]), svg=svg)
         gen, problem = self._render(svg, f"{sample.id} (prediction)", ctx)
+        metrics: dict[str, Any]
         if sample.task == "codeopt":
             ori, _ = self._render(inputs["original"], f"{sample.id} (original)", ctx)
             metrics = {"ratio_percent": compression_ratio(inputs["original"], svg),
@@ -301,7 +304,7 @@ class SvgeniusSuite:
         if prediction is None:
             return Scored(MISSING, reason="no response for this question")
         if ctx.too_large(prediction.response or ""):
-            return Scored(ERROR, reason=ctx.too_large(prediction.response))
+            return Scored(ERROR, reason=ctx.too_large(prediction.response or ""))
         choice = extract_choice(prediction.response)
         correct = bool(choice) and choice == sample.inputs["answer"]
         return Scored(OK, {"model_answer": choice, "correct_answer": sample.inputs["answer"],

@@ -9,7 +9,9 @@ removal proofs (``group_proof_requests``), which need rendering."""
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -18,6 +20,7 @@ from svgloo.engine.wording.describe import describe_unit, unit_row_names
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import SvglooError
 from svgloo.engine.reading.pathdata import standalone_subpath
+from svgloo.engine.result_types import ScoreResult, UnitRow
 from svgloo.engine.reading.units import TextEdit, UnitSet, edits_keeping, extract_units, removal_edit
 
 from .convert import SOURCE, DiagnosticCode, LineIndex, text_hash
@@ -88,7 +91,7 @@ def remove_unit_action(uri: str, version, lines: LineIndex, us: UnitSet,
                    preferred=diagnostic.code == DiagnosticCode.HARMFUL)
 
 
-def invisible_units(us: UnitSet, result: dict) -> list[int]:
+def invisible_units(us: UnitSet, result: ScoreResult) -> list[int]:
     """The units the result *proves* removable (``removal.status == "proven"``: no change
     in CairoSVG's or resvg's picture, see engine/proof.py), when the result was computed on
     exactly this text (every unit matches); else none. ``visible`` alone never offers a
@@ -99,11 +102,15 @@ def invisible_units(us: UnitSet, result: dict) -> list[int]:
     for row, u in zip(rows, us.units):
         if [u.start, u.end] != list(row["offsets"]):
             return []
-    return [row["index"] for row in rows
-            if (row.get("removal") or {}).get("status") == "proven"]
+    return [row["index"] for row in rows if _removal_status(row) == "proven"]
 
 
-def bulk_check(us: UnitSet, result: dict):
+def _removal_status(row: UnitRow) -> str | None:
+    removal = row.get("removal")
+    return removal.get("status") if removal else None
+
+
+def bulk_check(us: UnitSet, result: ScoreResult):
     """The result's proven bulk removal (``bulk_removal``) as an ``engine.proof.
     RemovalCheck``, when the result was computed on exactly this text; else None."""
     from svgloo.engine.proving.proof import RemovalCheck
@@ -160,9 +167,9 @@ def group_allowance(members: list, data: dict) -> dict[int, int] | None:
     return {u.index: int(fp) for u, fp in zip(members, data.get("footprints") or [])}
 
 
-GROUP_NOUNS = {DiagnosticCode.SPECK: "specks",
-               DiagnosticCode.INVISIBLE: "units with no visible effect",
-               DiagnosticCode.MOSTLY_HIDDEN: "mostly hidden units"}
+GROUP_NOUNS: dict[str, str] = {DiagnosticCode.SPECK: "specks",
+                                 DiagnosticCode.INVISIBLE: "units with no visible effect",
+                                 DiagnosticCode.MOSTLY_HIDDEN: "mostly hidden units"}
 
 
 def remove_group_action(uri: str, version, lines: LineIndex, us: UnitSet, members: list,
@@ -211,7 +218,7 @@ def unique(actions: list[types.CodeAction]) -> list[types.CodeAction]:
     for a in actions:
         if a.title in out:
             first = out[a.title]
-            first.diagnostics = (first.diagnostics or []) + (a.diagnostics or [])
+            first.diagnostics = [*(first.diagnostics or []), *(a.diagnostics or [])]
             first.is_preferred = first.is_preferred or a.is_preferred
         else:
             out[a.title] = a
@@ -221,6 +228,11 @@ def unique(actions: list[types.CodeAction]) -> list[types.CodeAction]:
 def preferred_first(actions: list[types.CodeAction]) -> list[types.CodeAction]:
     """The preferred fix first (stable otherwise)."""
     return sorted(actions, key=lambda a: not a.is_preferred)
+
+
+def _with_id(new_id: str, m: re.Match) -> str:
+    """An ``id="..."`` attribute (``_ID_ATTR``'s match) with ``new_id`` as its value."""
+    return f"{m.group(1)}{m.group(2)}{new_id}{m.group(2)}"
 
 
 def split_path_edit(us: UnitSet, element: int) -> TextEdit | None:
@@ -246,8 +258,8 @@ def split_path_edit(us: UnitSet, element: int) -> TextEdit | None:
     for sp in split.subpaths:
         h = head
         if ident and sp.index > 0:
-            h = _ID_ATTR.sub(lambda m: f"{m.group(1)}{m.group(2)}{ident}-{sp.index + 1}"
-                             f"{m.group(2)}", h, count=1)
+            # the new id bound now: this subpath's, whenever the function runs
+            h = _ID_ATTR.sub(functools.partial(_with_id, f"{ident}-{sp.index + 1}"), h, count=1)
         parts.append(h + standalone_subpath(raw, sp).strip() + tail)
     return TextEdit(el.start, el.end, sep.join(parts))
 
@@ -276,7 +288,7 @@ REMOVABLE_CODES = (DiagnosticCode.HARMFUL, DiagnosticCode.INVISIBLE, DiagnosticC
                    DiagnosticCode.MOSTLY_HIDDEN)
 
 
-def requested_diagnostics(diagnostics: list[types.Diagnostic],
+def requested_diagnostics(diagnostics: Sequence[types.Diagnostic],
                           rng: types.Range) -> list[types.Diagnostic]:
     """svgloo's own diagnostics (with fix data) that a code-action request at ``rng`` is
     about, innermost first (``diagnostics_in_range``)."""
@@ -304,17 +316,18 @@ def group_proof_requests(us: UnitSet, lines: LineIndex,
     group whose members' text changed needs none (it gets no fix)."""
     out = []
     for position, d in enumerate(diagnostics):
-        if "group" not in d.data:
+        data = d.data or {}  # requested_diagnostics: svgloo's, with their data
+        if "group" not in data:
             continue
-        members = group_units(us, lines, d.data)
+        members = group_units(us, lines, data)
         if members:
-            out.append(GroupProofRequest(position, members, group_allowance(members, d.data)))
+            out.append(GroupProofRequest(position, members, group_allowance(members, data)))
     return out
 
 
 def quick_fixes(uri: str, version, lines: LineIndex, us: UnitSet,
                 diagnostics: list[types.Diagnostic], group_checks: dict[int, object],
-                result: dict | None, versioned: bool = True) -> list[types.CodeAction]:
+                result: ScoreResult | None, versioned: bool = True) -> list[types.CodeAction]:
     """The code actions for ``diagnostics`` (``requested_diagnostics``) on the current
     text: a group diagnostic's proven removal (``group_checks``: position in
     ``diagnostics`` -> the engine's ``RemovalCheck`` of its ``GroupProofRequest``, absent
@@ -325,7 +338,7 @@ def quick_fixes(uri: str, version, lines: LineIndex, us: UnitSet,
     requests = {r.position: r for r in group_proof_requests(us, lines, diagnostics)}
     out = []
     for position, d in enumerate(diagnostics):
-        if "group" in d.data:
+        if "group" in (d.data or {}):
             request, check = requests.get(position), group_checks.get(position)
             a = (remove_group_action(uri, version, lines, us, request.members, check, d,
                                      versioned)
@@ -343,8 +356,8 @@ def quick_fixes(uri: str, version, lines: LineIndex, us: UnitSet,
         # The engine proved the bulk set while scoring (engine proof.py, bulk_removal).
         check = bulk_check(us, result)
         covered = check is not None and any(
-            sorted(d.data.get("units", [])) == list(check.removable) for d in invisible
-            if "group" in d.data)  # the group's own fix is this one
+            sorted((d.data or {}).get("units", [])) == list(check.removable) for d in invisible
+            if "group" in (d.data or {}))  # the group's own fix is this one
         if check is not None and not covered:
             a = remove_invisible_action(uri, version, lines, us, check, invisible, versioned)
             if a is not None:

@@ -17,6 +17,9 @@ import json
 import random
 from collections import Counter
 from pathlib import Path
+from typing import cast
+
+from svgloo.engine.result_types import ScoreResult
 
 from .convert import DiagnosticOptions, LineIndex, document_diagnostics
 
@@ -27,12 +30,12 @@ def corpus_files(corpus: Path) -> list[str]:
     return sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.svg"))
 
 
-def score_result(corpus: Path, name: str, cache: Path | None) -> dict:
+def score_result(corpus: Path, name: str, cache: Path | None) -> ScoreResult:
     from svgloo.engine.scoring.score import ScoreSettings, score_text
 
     stored = cache / (name.replace("/", "__") + ".json") if cache else None
     if stored is not None and stored.is_file():
-        return json.loads(stored.read_text())
+        return cast(ScoreResult, json.loads(stored.read_text()))  # stored by this function
     path = corpus / name
     result = score_text(path.read_text(encoding="utf-8"), str(path),
                         ScoreSettings()).result

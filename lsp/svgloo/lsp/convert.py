@@ -16,8 +16,10 @@ import bisect
 import math
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, Literal, cast
 
 from lsprotocol import types
 
@@ -27,6 +29,8 @@ from svgloo.engine.wording.plain_words import (MAX_MESSAGE, finding_note, fit, h
                                        removal_note)
 from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
 from svgloo.structure.purity import mixed_concepts
+
+GroupKind = Literal["speck", "invisible", "mostly_hidden"]
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
@@ -53,7 +57,7 @@ class DiagnosticCode(str, Enum):
     # str() and f-strings give the wire value on every Python (3.11 changed str() of a
     # str-mixin Enum to "DiagnosticCode.HARMFUL").
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # str's, not Enum's: the point
 
 # The LSP's line terminators (the same ones Document.position uses).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -208,14 +212,14 @@ TEXTURE_MIN = 10
 MAX_RELATED = 100
 
 
-def invisible_rule(result: dict) -> str:
+def invisible_rule(result: ScoreResult) -> str:
     """What "no visible effect" was checked against: the engine's removal proof
     (engine proof.py), in its own words."""
-    bulk = result.get("bulk_removal") or {}
+    bulk: Mapping[str, Any] = result.get("bulk_removal") or {}
     if bulk.get("checked"):
         return bulk["checked"]
     for row in result.get("units", []):
-        removal = row.get("removal") or {}
+        removal: Mapping[str, Any] = row.get("removal") or {}
         if removal.get("status") == "proven":
             return removal.get("reason", "").split(": ", 1)[-1]
     return "proven by rendering"
@@ -228,7 +232,7 @@ class UnitFinding:
     kind: str          # a DiagnosticCode: SPECK, INVISIBLE or MOSTLY_HIDDEN
     row: UnitRow       # the svgloo.score/1 unit row
     message: str       # the single-unit diagnostic's message: plain words, <= MAX_MESSAGE
-    detail: dict       # the engine's finding (empty for "invisible")
+    detail: Mapping[str, Any]  # the engine's finding (empty for "invisible")
     proof: str = ""    # the long text behind the message: the finding's numbers or the proof
 
 
@@ -244,7 +248,7 @@ def unit_findings(result: ScoreResult, options: DiagnosticOptions) -> list[UnitF
                 out.append(UnitFinding(finding["kind"], row,
                                        named(what, finding_note(finding, row)), finding,
                                        f"{what}: {long}"))
-        removal = row.get("removal") or {}
+        removal: Mapping[str, Any] = row.get("removal") or {}
         if options.invisible and removal.get("status") == "proven":
             # The engine's proof (engine proof.py) says exactly what was checked: it goes
             # to the related information, the message says what to do.
@@ -277,7 +281,7 @@ def _pixels_span(members: list[UnitFinding]) -> str:
 
 
 def group_message(kind: str, members: list[UnitFinding], where: str | None,
-                  result: dict) -> tuple[str, types.DiagnosticSeverity]:
+                  result: ScoreResult) -> tuple[str, types.DiagnosticSeverity]:
     """The message and severity of a group: ``where`` is the element (``path#x``)
     whose subpaths these are, or None for separate elements across the document."""
     n = len(members)
@@ -314,7 +318,8 @@ def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
     """What the group's quick fix needs: every member's unit, span and the pixels it
     changes alone (a removal proof allows the set no more), and one hash over their text."""
     offsets = [list(m.row["offsets"]) for m in members]
-    return {"group": str(kind), "units": [m.row["index"] for m in members], "offsets": offsets,
+    group = cast(GroupKind, str(kind))  # one of the three group codes
+    return {"group": group, "units": [m.row["index"] for m in members], "offsets": offsets,
             "kinds": [m.row.get("kind", "element") for m in members],
             "footprints": [int(m.row.get("footprint_pixels", 0)) for m in members],
             "version": version,
@@ -322,7 +327,7 @@ def group_data(kind: str, members: list[UnitFinding], lines: LineIndex,
 
 
 def group_diagnostic(kind: str, members: list[UnitFinding], where: str | None,
-                     rng: types.Range, result: dict, lines: LineIndex,
+                     rng: types.Range, result: ScoreResult, lines: LineIndex,
                      version: int | None, uri: str | None) -> types.Diagnostic:
     message, severity = group_message(kind, members, where, result)
     related = None
@@ -419,13 +424,13 @@ def own_detail(uri: str | None, rng: types.Range,
                                                message=detail)]
 
 
-def unverified_diagnostics(rows: list[dict], lines: LineIndex, size,
+def unverified_diagnostics(rows: list[UnitRow], lines: LineIndex, size,
                            uri: str | None = None) -> list[types.Diagnostic]:
     """A plain hint, with no fix, for each unit without a footprint whose removal svgloo
     cannot vouch for (engine proof.py: filters, CSS-only properties, refused images...)."""
     out = []
     for row in rows:
-        removal = row.get("removal") or {}
+        removal: Mapping[str, Any] = row.get("removal") or {}
         if removal.get("status") != "unverified":
             continue
         rng = lines.engine_range(*row["offsets"])
@@ -480,7 +485,7 @@ def document_diagnostics(result: ScoreResult, structure: list[dict] | None, line
     return capped(out, lines, options.max_per_document)
 
 
-def disagreement_diagnostics(result: dict, lines: LineIndex,
+def disagreement_diagnostics(result: ScoreResult, lines: LineIndex,
                              uri: str | None = None) -> list[types.Diagnostic]:
     """Information on each element the engine names where CairoSVG's full picture differs
     from resvg's (``renderer_disagreement``), or on the root when none is named."""
@@ -510,7 +515,7 @@ def structure_rows(structure: dict, spans: list[tuple[int, int]]) -> list[dict]:
     concepts = structure.get("concepts", [])
     names = [c.get("name", "?") for c in concepts]
     attribution = structure.get("attribution") or []
-    rows = []
+    rows: list[dict] = []
     for u in structure.get("units", []):
         i = int(u.get("index", len(rows)))
         if i >= len(spans):

@@ -38,6 +38,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from svgloo.engine.errors import Cancelled
+from svgloo.engine.result_types import ScoreResult
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE, parse_fields
 from svgloo.engine.version import __version__
 
@@ -118,7 +119,7 @@ class DocState:
     cancel: threading.Event | None = None
     version: int | None = None          # version the stored outcome was computed on
     text: str | None = None
-    result: dict | None = None
+    result: ScoreResult | None = None
     error: Exception | None = None
     structure: dict | None = None
     structure_spans: list = field(default_factory=list)
@@ -229,14 +230,15 @@ class SvglooServer(LanguageServer):
         except asyncio.CancelledError:
             cancel.set()
             raise
-        except Exception as exc:  # noqa: BLE001 - the server must never die on one document
+        except Exception as exc:  # logged: the server must never die on one document
             log.exception("svgloo: scoring %s failed", uri)
             snapshot = self.current(uri)
-            st = self.docs.get(uri)
-            if snapshot is not None and st is not None and not cancel.is_set():
+            failed = self.docs.get(uri)
+            if snapshot is not None and failed is not None and not cancel.is_set():
                 # Not an empty outcome: no diagnostics would read as "no problems".
-                st.version, st.text, st.result, st.error = snapshot[0], snapshot[1], None, exc
-                st.structure, st.structure_spans = None, []
+                failed.version, failed.text, failed.result, failed.error = (snapshot[0], snapshot[1],
+                                                                            None, exc)
+                failed.structure, failed.structure_spans = None, []
                 self._deliver(uri)
 
     async def _score(self, uri, version, text, settings: Settings, cancel, st: DocState):
@@ -558,7 +560,7 @@ def guarded(default=None):
                 return await fn(ls, params)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - log and carry on
+            except Exception:  # logged, and the server carries on
                 log.exception("svgloo: %s failed", fn.__name__)
                 return default
         handler.__name__ = fn.__name__
@@ -580,6 +582,7 @@ async def initialized(ls: SvglooServer, params: types.InitializedParams):
     try:
         await ls.pull_configuration()
     finally:
+        assert ls.config_ready is not None  # made by initialize
         ls.config_ready.set()
 
 
@@ -649,6 +652,7 @@ async def hover(ls: SvglooServer, params: types.HoverParams):
     st = ls.fresh_state(params.text_document.uri)
     if st is None or st.result is None:
         return None
+    assert st.text is not None  # a result is of a text
     lines = LineIndex(st.text, ls.encoding)
     offset = lines.offset(params.position) - lines.base
     rows = [r for r in st.result.get("units", [])
@@ -673,6 +677,7 @@ async def code_lens(ls: SvglooServer, params: types.CodeLensParams):
     st = ls.fresh_state(uri)
     if st is None or st.result is None:
         return []
+    assert st.text is not None  # a result is of a text
     lines = LineIndex(st.text, ls.encoding)
     root = actions.current_units(st.text, "<lens>", subpaths=False)
     if root is None or not root.doc.elements:
@@ -693,7 +698,7 @@ async def show_summary(ls: SvglooServer, uri=None):
         if st is not None and st.result is not None:
             ls.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Info, message=summary_title(st.result)))
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.exception("svgloo: %s failed", SUMMARY_COMMAND)
     return None
 

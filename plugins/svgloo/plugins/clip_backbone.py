@@ -137,7 +137,7 @@ class ClipBackbone:
             weights = os.fspath(weights)
             if not os.path.isfile(weights):
                 raise ConfigError(None, f"CLIP weights file not found: {weights}")
-            source = weights
+            source: str | None = weights
             label = os.path.basename(weights)
         else:
             source = pretrained or None
@@ -153,7 +153,7 @@ class ClipBackbone:
             tokenizer = open_clip.get_tokenizer(self.model_name)
         except ConfigError:
             raise
-        except Exception as e:  # RuntimeError/FileNotFoundError/OSError from open_clip/hub
+        except Exception as e:  # noqa: BLE001 - RuntimeError/FileNotFoundError/OSError from open_clip/hub
             what = weights or f"pretrained={pretrained!r}"
             hint = "" if weights else (" (offline? run once with internet access to fill the "
                                        "cache, or pass weights=<local checkpoint>)")
@@ -212,8 +212,8 @@ class ClipBackbone:
         if hub and _hub_cache_has_repo(os.path.split(hub)[0]):
             try:
                 from huggingface_hub import try_to_load_from_cache
-            except ImportError:
-                try_to_load_from_cache = None
+            except ImportError:  # no huggingface_hub: nothing of it is cached
+                try_to_load_from_cache = None  # type: ignore[assignment]
             if try_to_load_from_cache is not None:
                 repo, filename = os.path.split(hub)
                 filename = filename or HF_WEIGHTS_NAME
@@ -225,7 +225,7 @@ class ClipBackbone:
                 for fn in names:
                     try:
                         hit = try_to_load_from_cache(repo_id=repo, filename=fn)
-                    except Exception:
+                    except Exception:  # noqa: BLE001 - a broken cache or repo id: not cached
                         hit = None
                     if isinstance(hit, str) and os.path.isfile(hit):
                         return True

@@ -41,7 +41,7 @@ class ClipSegGrounder:
         try:
             self.processor = transformers.CLIPSegProcessor.from_pretrained(source)
             model = transformers.CLIPSegForImageSegmentation.from_pretrained(source)
-        except Exception as e:  # OSError (missing/unreachable), ValueError (bad config)
+        except Exception as e:  # noqa: BLE001 - OSError (missing/unreachable), ValueError (bad config)
             raise ConfigError(None, f"cannot load CLIPSeg model {source!r}: {e}") from None
         self.model = model.to(self.device).eval()
         self.description = f"CLIPSeg {source} ({self.device})"

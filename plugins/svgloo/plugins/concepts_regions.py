@@ -11,7 +11,8 @@
    are regions; regions smaller than 0.2 % of the canvas are dropped; the 8 largest are
    kept, in reading order (top to bottom, left to right).
 4. Each is named by its most frequent colour (``color_name``: the nearest of a table of
-   named colours in OKLab) and the position of its centre ("brown region, top left"); its mask is the heatmap the ``regions`` grounder returns.
+   named colours in OKLab) and the position of its centre ("brown region, top left"); its mask is
+   the heatmap the ``regions`` grounder returns.
 """
 
 from __future__ import annotations
@@ -166,7 +167,9 @@ def quantize(pixels: np.ndarray, colors: int, min_count: int) -> np.ndarray:
         strip = Image.fromarray(np.ascontiguousarray(rest[None, :, :]), "RGB")
         cut = strip.quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
         used = np.unique(np.asarray(cut)[0])
-        extra = np.array(cut.getpalette()[:3 * (int(used.max()) + 1)], np.float64)
+        quantized = cut.getpalette()
+        assert quantized is not None  # a quantized image has a palette
+        extra = np.array(quantized[:3 * (int(used.max()) + 1)], np.float64)
         palette = np.concatenate([palette, extra.reshape(-1, 3)[used]])
     if not len(palette):
         return np.zeros(len(pixels), np.int16)
@@ -204,7 +207,8 @@ class RegionConceptSource:
             cy, cx = float(ys.mean()), float(xs.mean())
             placed.append((cy, cx, mask, color))
         placed.sort(key=lambda t: (int(3 * t[0] / h), t[1]))
-        out, used = [], {}
+        out: list = []
+        used: dict = {}
         for cy, cx, mask, color in placed:
             name = f"{color_name(color)} region, {position_name(cy, cx, h, w)}"
             used[name] = used.get(name, 0) + 1

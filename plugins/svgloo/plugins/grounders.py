@@ -228,7 +228,7 @@ class MaskGrounder:
             try:
                 with warnings.catch_warnings():  # the pixel check below says it better
                     warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-                    im = Image.open(io.BytesIO(data))
+                    im: Image.Image = Image.open(io.BytesIO(data))
                 with im:
                     mw, mh = im.size
                     if mw * mh > DEFAULT_LIMITS.max_reference_pixels:

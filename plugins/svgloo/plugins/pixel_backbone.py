@@ -138,7 +138,7 @@ class _Prepared:
         self.last_map: tuple[bytes, np.ndarray] | None = None
         # Per patch scored by similarity_patched: (patch, sum of the full render's map
         # and of the patched map around it), for a later scoring of an edited document.
-        self.patch_sums: list[tuple | None] = []
+        self.patch_sums: list[_TileSums | None] = []
 
     def adopt(self, other: "_Prepared") -> None:
         """Take the statistics another preparation of an equal reference computed."""
@@ -185,10 +185,10 @@ class _Prepared:
             np.multiply(y, y, out=planes[3:])
             b = _blur_band(planes)
             mu_y, yy = b[:3], b[3:]
-            rows = slice(ry0 + r0, ry0 + r1)
-            self.mu_y[:, rows, rx0:rx1] = mu_y
-            self.den_y1[:, rows, rx0:rx1] = (mu_y + OFFSET) ** 2 + C1
-            self.den_y2[:, rows, rx0:rx1] = yy - mu_y * mu_y + C2
+            band = slice(ry0 + r0, ry0 + r1)
+            self.mu_y[:, band, rx0:rx1] = mu_y
+            self.den_y1[:, band, rx0:rx1] = (mu_y + OFFSET) ** 2 + C1
+            self.den_y2[:, band, rx0:rx1] = yy - mu_y * mu_y + C2
         self._ready[ty0:ty1, tx0:tx1] = True
 
     def is_reference(self, image: np.ndarray) -> bool:
@@ -214,9 +214,9 @@ def _ssim_map(x_padded: np.ndarray, y_padded: np.ndarray, prepared: _Prepared,
               region: tuple[slice, slice]) -> np.ndarray:
     """Per-pixel SSIM (mean over R, G, B) inside ``region`` of the image, given x and y
     padded by RADIUS around it (reflected where the region meets the image border)."""
-    region = (slice(None), *region)
-    return _ssim_maps(x_padded, y_padded, prepared.mu_y[region], prepared.den_y1[region],
-                      prepared.den_y2[region])[0]
+    index = (slice(None), *region)
+    return _ssim_maps(x_padded, y_padded, prepared.mu_y[index], prepared.den_y1[index],
+                      prepared.den_y2[index])[0]
 
 
 def _ssim_maps(x_padded: np.ndarray, y_padded: np.ndarray, mu_y_all: np.ndarray,
@@ -315,8 +315,9 @@ class PixelBackbone:
             for i, (region, kept, stale) in todo.items():
                 grid = None if kept is None else kept.grid
                 if stale is not None:
-                    grid = _tile_grid(maps[i], stale) if kept is None else \
+                    grid = _tile_grid(maps[i], stale) if grid is None else \
                         _replaced(grid, region, _tile_grid(maps[i], stale), stale)
+                assert grid is not None  # kept's, or computed: stale is the region without it
                 dy0, dy1, dx0, dx1 = region
                 was = float(full_map[dy0:dy1, dx0:dx1].sum(dtype=np.float64))
                 sums[i] = _TileSums(patches[i], region, grid)
@@ -395,7 +396,7 @@ def _patched_maps(x_full: np.ndarray, patches, prepared: _Prepared, wanted: dict
         shape = (y1 - y0, x1 - x0)
         key = shape if shape[0] * shape[1] <= BATCH_PIXELS else ("alone", i)
         groups.setdefault(key, []).append(i)
-    out = {}
+    out: dict = {}
     for members in groups.values():
         inputs = [_window_inputs(x_full, patches[i], prepared, wanted[i]) for i in members]
         maps = _ssim_maps(*(np.concatenate(part) if len(inputs) > 1 else part[0]
@@ -474,7 +475,7 @@ def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> 
     else:
         reference_changed = diff_box(old_prepared.image, prepared.image)
     h, w = full.shape[:2]
-    out = list(none)
+    out: list[tuple | None] = list(none)
     for i, (patch, kept) in enumerate(zip(patches, old_prepared.patch_sums)):
         if kept is None or patch.box is None:
             continue

@@ -66,7 +66,7 @@ def hf_weights_available(model_id: str, filenames: tuple[str, ...] = ("config.js
     for f in filenames:
         try:
             hit = try_to_load_from_cache(repo_id=model_id, filename=f)
-        except Exception:  # malformed repo id, unreadable cache
+        except Exception:  # noqa: BLE001 - malformed repo id, unreadable cache
             return False
         if not isinstance(hit, str) or not os.path.isfile(hit):
             return False
@@ -82,7 +82,7 @@ def cached_model_folder(model_id: str) -> str | None:
         from huggingface_hub import try_to_load_from_cache
 
         hit = try_to_load_from_cache(repo_id=model_id, filename="config.json")
-    except Exception:  # no huggingface_hub, malformed repo id, unreadable cache
+    except Exception:  # noqa: BLE001 - no huggingface_hub, malformed repo id, unreadable cache
         return None
     return os.path.dirname(hit) if isinstance(hit, str) else None
 
@@ -161,7 +161,7 @@ def hf_pull_file(repo_id: str, filenames: tuple[str, ...], endpoint: str | None 
             raise _download_error(repo_id, endpoint, exc) from None
         except not_there:
             missing.append(name)
-        except Exception as exc:  # network, HTTP and cache errors: one line for the user
+        except Exception as exc:  # noqa: BLE001 - network, HTTP and cache errors: one line for the user
             raise _download_error(repo_id, endpoint, exc) from None
     raise ConfigError(repo_id, f"the repository has none of {', '.join(missing)}")
 
@@ -187,7 +187,7 @@ def hf_pull_repo(repo_id: str, endpoint: str | None = None) -> str:
                                      endpoint=endpoint)
     except ConfigError:
         raise
-    except Exception as exc:  # network, HTTP and cache errors: one line for the user
+    except Exception as exc:  # noqa: BLE001 - network, HTTP and cache errors: one line for the user
         raise _download_error(repo_id, endpoint, exc) from None
 
 

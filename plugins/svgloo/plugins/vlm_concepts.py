@@ -118,7 +118,7 @@ class VlmConceptSource:
         try:
             self.processor = transformers.AutoProcessor.from_pretrained(source)
             model = transformers.AutoModelForImageTextToText.from_pretrained(source, dtype=dtype)
-        except Exception as e:  # OSError (missing/unreachable), ValueError (unsupported)
+        except Exception as e:  # noqa: BLE001 - OSError (missing/unreachable), ValueError (unsupported)
             raise ConfigError(None, f"cannot load vision-language model {source!r}: {e}") from None
         self.model = model.to(self.device).eval()
         self.description = f"VLM {source} ({self.device})"
@@ -136,7 +136,7 @@ class VlmConceptSource:
         scale = max_side / max(img.size)
         if scale < 1.0:
             img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))),
-                             Image.BICUBIC)
+                             Image.Resampling.BICUBIC)
         return img
 
     def ask(self, render_rgb: np.ndarray, options: dict | None = None) -> str:

@@ -15,7 +15,8 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ["#", "unit", "id", "line:col", "delta", "verdict", "pixels", "flags", "purity",
            "concept"]
 CONCEPT_COLUMN = COLUMNS.index("concept")
-HEADER_TIPS = ["unit index (document order)", "the unit, named as the CLI and the editor name it (path#outline subpath 3: "
+HEADER_TIPS = ["unit index (document order)",
+               "the unit, named as the CLI and the editor name it (path#outline subpath 3: "
                "its third subpath)",
                "element id", "where the unit starts in the file (line:column, 1-based)",
                "full score minus the score without the unit: > 0 the unit helps",

@@ -6,6 +6,7 @@ import io
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PyQt6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer, pyqtSignal
@@ -25,6 +26,12 @@ from .marks import MAX_OUTLINES, density_rgba, finding_marks
 from .models import (CONCEPT_COLUMN, FILTERS, FINDING_COLOR, ROW_ROLE, UnitFilterProxy,
                      UnitTableModel)
 from .worker import Analysis, ConceptsOutcome, ProofJob, ScoreJob
+
+if TYPE_CHECKING:
+    from svgloo.engine.result_types import ScoreResult
+    from svgloo.structure.analysis import StructureRun
+
+    from .watcher import FileWatcher
 
 METRIC_HELP = {
     "purity": "how much of each element's attribution goes to its main concept "
@@ -121,7 +128,7 @@ class ViewerWindow(QMainWindow):
                                                                                  "viewer")
         self.path: Path | None = None
         self.analysis: Analysis | None = None
-        self.structure = None
+        self.structure: StructureRun | None = None
         self.session: FileSession | None = None
         self.job: ScoreJob | None = None
         self.proof_job: ProofJob | None = None
@@ -134,7 +141,7 @@ class ViewerWindow(QMainWindow):
         self.last_removal = None    # the last engine.proof.RemovalCheck applied
         self._syncing = False
         self._known_bytes: set[bytes] = set()
-        self.watcher = None
+        self.watcher: FileWatcher | None = None
         self.layer_cache: dict = {}
         self._restore_key = None
         self.score_count = 0
@@ -356,7 +363,7 @@ class ViewerWindow(QMainWindow):
             for name in discover("svgloo.backbones"):
                 if name not in names:
                     names.append(str(name))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a broken plugin must not empty the list
             pass
         return names
 
@@ -435,7 +442,7 @@ class ViewerWindow(QMainWindow):
 
             self.watcher = FileWatcher(path, self)
             self.watcher.changed.connect(self._debounce.start)
-        except Exception as exc:  # the viewer still works; re-score by hand
+        except Exception as exc:  # noqa: BLE001 - the viewer still works; re-score by hand
             self.status_label.setText(f"not watching {path.name}: {exc}")
         self.rescore()
         return True
@@ -508,7 +515,7 @@ class ViewerWindow(QMainWindow):
         if self.analysis is not None:
             self.status_label.setText(self._status_text(self.analysis.run.result))
 
-    def _status_text(self, res: dict) -> str:
+    def _status_text(self, res: ScoreResult) -> str:
         """One short line (the full reference source and the notes go to the tooltip)."""
         ref = res["reference"]
         return (f"{self.path.name}: {res['backbone']} backbone vs {ref['kind']} reference; "
@@ -516,7 +523,7 @@ class ViewerWindow(QMainWindow):
                 + (f"; {len(res['notes'])} note{'s' if len(res['notes']) > 1 else ''} "
                    "(hover)" if res["notes"] else ""))
 
-    def _status_tip(self, res: dict) -> str:
+    def _status_tip(self, res: ScoreResult) -> str:
         ref = res["reference"]
         return "\n".join([f"reference: {ref['kind']} ({ref.get('source')})"] + res["notes"])
 
@@ -604,7 +611,7 @@ class ViewerWindow(QMainWindow):
             pm = QPixmap()
             pm.loadFromData(png, "PNG")
             self.attribution_label.setPixmap(pm)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the plot is optional: its failure is shown in its place
             self.attribution_label.setText(f"attribution plot failed: {exc}")
         self._apply_structure_to_rows()
         self._restore_split()
@@ -615,7 +622,7 @@ class ViewerWindow(QMainWindow):
         try:
             return {u.index: f"#{u.index} {u.tag}" + (f" {u.id}" if u.id else "")
                     for u in srun.units.units}
-        except Exception:
+        except AttributeError:  # a run without element units
             return {}
 
     def _apply_structure_to_rows(self) -> None:
@@ -628,7 +635,7 @@ class ViewerWindow(QMainWindow):
         by_element = {}
         try:
             sunits = self.structure.units.units
-        except Exception:
+        except AttributeError:  # a run without element units
             sunits = None
         for u in res.get("units", []):
             primary = u.get("primary")
@@ -856,7 +863,9 @@ class ViewerWindow(QMainWindow):
         line1, _ = doc.position(max(el.start, el.end - 1))
         first, last = max(0, line0 - 2), min(len(lines) - 1, line1 + 2)
         width = len(str(last + 1))
-        shown, tinted, marks = [], [], []
+        shown: list = []
+        tinted: list = []
+        marks: list = []
         for n in range(first, last + 1):
             text = lines[n]
             line_start = doc.offset(n, 0)
@@ -920,6 +929,7 @@ class ViewerWindow(QMainWindow):
                 continue
             y0, y1, x0, x1 = p.box
             if y0 <= y < y1 and x0 <= x < x1:
+                assert p.pixels is not None  # a patch with a box has its pixels
                 val = int(np.abs(ref - p.pixels[y - y0, x - x0].astype(np.int16)).max())
                 if val > best_val:
                     best, best_val = i, val
@@ -1165,7 +1175,7 @@ class ViewerWindow(QMainWindow):
         try:
             (self.export_contact_sheet if what == "sheet" else self.export_attribution)(name)
             self.statusBar().showMessage(f"wrote {name}", 5000)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure is one message to the user
             self.show_error(f"export failed: {exc}")
 
     # ------------------------------------------------------------ shutdown

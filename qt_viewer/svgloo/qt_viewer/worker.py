@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PyQt6.QtCore import QThread, pyqtSignal
+
+if TYPE_CHECKING:
+    from svgloo.engine.scoring.score import ScoreRun
+    from svgloo.structure.analysis import StructureRun
 
 
 @dataclass
@@ -18,13 +23,13 @@ class Analysis:
 
     path: Path
     raw: bytes
-    run: object  # svgloo.engine.scoring.score.ScoreRun
-    finding_boxes: list | None = None  # filled by the window on first use
+    run: ScoreRun
+    finding_boxes: dict | None = None  # filled by the window on first use
 
 
 @dataclass
 class ConceptsOutcome:
-    run: object | None = None       # svgloo.structure.analysis.StructureRun
+    run: StructureRun | None = None
     message: str | None = None      # why there are no concepts
 
 
@@ -39,11 +44,13 @@ class _Cancellable(QThread):
         """Stop the work as soon as it can stop (thread-safe: a flag it polls)."""
         self._cancelled = True
 
-    def _stop_if_cancelled(self, *_progress) -> None:
+    def _stop_if_cancelled(self, *_progress) -> bool:
+        """Raises Cancelled once cancelled; never asks to stop otherwise."""
         if self._cancelled:
             from svgloo.engine.errors import Cancelled
 
             raise Cancelled("the viewer no longer needs this analysis")
+        return False
 
     def _budget(self, name: str, limits):
         """The document budget of this job's renders, whose interrupt is the cancel flag
@@ -90,7 +97,7 @@ class ScoreJob(_Cancellable):
         except SvglooError as exc:
             self.failed.emit(str(exc))
             return
-        except Exception as exc:  # an engine bug must not take the window down
+        except Exception as exc:  # noqa: BLE001 - an engine bug must not take the window down
             self.failed.emit(f"{self.path}: {type(exc).__name__}: {exc}")
             return
         self.scored.emit(Analysis(self.path, raw, run))
@@ -114,7 +121,7 @@ class ScoreJob(_Cancellable):
                 srun = structure.structure_document(doc, settings)
             else:
                 srun = structure.structure_file(str(self.path), settings)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - concepts are optional: any failure is a message
             return ConceptsOutcome(message=f"concepts unavailable: {exc}")
         return ConceptsOutcome(run=srun)
 
@@ -144,7 +151,7 @@ class ProofJob(_Cancellable):
                                       should_stop=self._stop_if_cancelled)
         except Cancelled:
             return
-        except Exception as exc:  # a render failure or engine bug: a message, not a crash
+        except Exception as exc:  # noqa: BLE001 - a render failure or engine bug: a message, not a crash
             self.failed.emit(f"{self.run_.doc.name}: could not prove the removal: {exc}")
             return
         self.proven.emit(check)

@@ -115,7 +115,7 @@ def _weights_available(group: str, name: str) -> bool:
     check = getattr(cls, "weights_available", None)
     try:
         return bool(check()) if check else False
-    except Exception:  # a broken cache or a missing optional dependency
+    except Exception:  # noqa: BLE001 - a broken cache or a missing optional dependency
         return False
 
 
@@ -235,7 +235,7 @@ def merge_concepts(concepts: list[Concept], heatmaps: np.ndarray,
             continue
         name = " / ".join(concepts[i].name for i in g)
         elements = tuple(e for i in g for e in concepts[i].elements)
-        masks = [concepts[i].mask for i in g if concepts[i].mask is not None]
+        masks = [m for i in g if (m := concepts[i].mask) is not None]
         mask = np.logical_or.reduce(masks) if masks else None
         out_c.append(Concept(name, first.source, elements, mask))
         out_h.append(heatmaps[g].max(axis=0))
@@ -251,6 +251,7 @@ def _drawn_mask(loo: LooResult) -> np.ndarray:
     for patch in loo.patches:
         if patch.box is None:
             continue
+        assert patch.pixels is not None  # a patch with a box has its pixels
         y0, y1, x0, x1 = patch.box
         diff = np.abs(loo.full[y0:y1, x0:x1].astype(np.int16) - patch.pixels.astype(np.int16))
         drawn[y0:y1, x0:x1] |= diff.max(axis=2) > CHANGED_THRESHOLD
@@ -264,6 +265,7 @@ def compute_attribution(loo: LooResult, heatmaps: np.ndarray, normalized: bool) 
     for i, patch in enumerate(loo.patches):
         if patch.box is None or k == 0:
             continue
+        assert patch.pixels is not None  # a patch with a box has its pixels
         y0, y1, x0, x1 = patch.box
         diff = np.abs(loo.full[y0:y1, x0:x1].astype(np.int16) - patch.pixels.astype(np.int16))
         fp = diff.max(axis=2).astype(np.float64) / 255.0

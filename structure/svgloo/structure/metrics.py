@@ -263,9 +263,9 @@ def lica_metrics(M: np.ndarray, active_threshold: float = LICA_ACTIVE_THRESHOLD,
     ap = [p for p in purity if p is not None]
     mean_purity = float(np.mean(ap)) if ap else 1.0
     # hard argmax groups over every unit (inactive ones too)
-    hard = [[] for _ in range(k)]
-    for i in range(n):
-        hard[int(np.argmax(M[i]))].append(i)
+    hard: list[list[int]] = [[] for _ in range(k)]
+    for unit in range(n):
+        hard[int(np.argmax(M[unit]))].append(unit)
     cross = np.zeros((k, k))
     for a in range(k):
         if not hard[a]:

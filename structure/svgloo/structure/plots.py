@@ -129,7 +129,7 @@ def write_structure_plots(run, out_dir: str | Path) -> list[Path]:
     only when there are concepts)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     if not run.result["concepts"]:
         return written
     for name, fn in (("attribution.png", attribution_plot),

@@ -91,7 +91,7 @@ def fmt(v: float) -> str:
 
 def rough_box(el):
     """A box good enough to pick a shape's label and move things (not the evaluator's)."""
-    tag, f = local(el), lambda a: float(el.get(a, 0) or 0)  # noqa: E731
+    tag, f = local(el), lambda a: float(el.get(a, 0) or 0)
     if tag == "rect":
         return f("x"), f("y"), f("x") + f("width"), f("y") + f("height")
     if tag == "circle":

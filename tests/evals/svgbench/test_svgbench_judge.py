@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("httpx", reason="the judge client needs httpx (the [judge] extra)")
 
-from judge_server import ScriptedJudge  # noqa: E402
+from judge_server import ScriptedJudge
 from svgloo.evals.runner import RunOptions, run_eval
 from svgloo.evals.svgbench.render import render_cairosvg, svg_size
 from svgloo.evals.svgbench.suite import DATA, SvgbenchSuite

@@ -45,7 +45,8 @@ import numpy as np
 
 from svgloo.engine.reading.document import SVG_NS, Document, parse_document
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
-from svgloo.engine.reading.units import LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits, extract_units
+from svgloo.engine.reading.units import (LEAF_TAGS, NON_RENDERING, TextEdit, UnitSet, apply_edits,
+                                         extract_units)
 
 KINDS = ("shape", "stray", "duplicate")
 DETECTORS = ("loo", "isolated", "prefix", "random", "last_k", "syntax")
@@ -75,8 +76,8 @@ class Artifact:
 class Injection:
     text: str
     artifacts: list[Artifact]
-    doc: Document = field(repr=False, default=None)
-    units: UnitSet = field(repr=False, default=None)
+    doc: Document | None = field(repr=False, default=None)
+    units: UnitSet | None = field(repr=False, default=None)
     truth: dict[int, set[int]] = field(default_factory=dict)   # artifact id -> unit indices
 
     def artifact_of_unit(self) -> dict[int, int]:
@@ -344,7 +345,9 @@ def inject_artifacts(text: str, name: str, rng: random.Random, count: int = 3,
             slots = [doc.elements[where].start_tag_end] + slots
             at = rng.choice(slots)
             if at == doc.elements[0].end:  # never after the root itself
-                at = closing_tag_start(doc, 0)
+                closing = closing_tag_start(doc, 0)
+                assert closing is not None  # the root holds src, so it has a closing tag
+                at = closing
         art = Artifact(aid, kind, markup, at, src)
         art.depth = depth(doc, where) + 1
         artifacts.append(art)
@@ -411,7 +414,8 @@ def syntax_scores(us: UnitSet) -> list[float]:
     marker attributes are ignored."""
     doc = us.doc
     text = _ARTIFACT_ATTRS.sub("", doc.text).lower()
-    spans, counts = {}, {}
+    spans: dict = {}
+    counts: dict = {}
     for u in us.units:
         if u.element not in spans:
             body = _ID_ATTR.sub("", _ARTIFACT_ATTRS.sub("", doc.span_text(u.element))).strip()
@@ -496,8 +500,7 @@ def counterpart(path: str, files: list[str]) -> tuple[str, str] | None:
     key = emoji_key(path)
     if key is None:
         return None
-    others = [(f, emoji_key(f)) for f in files]
-    others = [(f, k) for f, k in others if k is not None and k[0] != key[0]]
+    others = [(f, k) for f in files if (k := emoji_key(f)) is not None and k[0] != key[0]]
     for f, k in others:
         if k[1] == key[1]:
             return f, "exact"
@@ -532,8 +535,8 @@ def render_many(texts: list[str], size: int, limits, name: str, pool, chunk: int
 
 def _similarities(images, backbone, prepared_list, batch: int = 32) -> list[np.ndarray]:
     """Similarity of each image to each prepared reference (one list per reference)."""
-    out = [[] for _ in prepared_list]
-    buf = []
+    out: list[list] = [[] for _ in prepared_list]
+    buf: list = []
 
     def flush():
         stack = np.stack(buf)
@@ -592,7 +595,7 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
         for name, image in references.items():
             ref_paths[name] = str(Path(td) / f"{name}.png")
             Image.fromarray(image).save(ref_paths[name])
-        for attempt in range(1, tries + 1):
+        for attempt in range(1, tries + 1):  # noqa: B007 - read after the loop: the attempts made
             inj = inject_artifacts(clean_doc.text, path, rng, k)
             layer_cache.clear()
             settings = ScoreSettings(backbone=choice.name, size=size,
@@ -611,6 +614,7 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
                                pool=pool, backbone=bb, layer_cache=layer_cache)
             deltas[name] = [r["delta"] for r in other.result["units"]]
     us = inj.units
+    assert us is not None  # inject_artifacts gives them
     n = len(us)
     kinds = {a.id: a.kind for a in inj.artifacts}
     values: dict[str, dict[str, list[float]]] = {name: {} for name in names}

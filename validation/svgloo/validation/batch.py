@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import time
+from typing import Any
 from pathlib import Path
 
 from svgloo.engine.reading.files import atomic_write_text
@@ -68,7 +69,7 @@ def process_file(path: str, settings, do_score: bool = True,
     from svgloo.engine.errors import SvglooError
 
     t0 = time.perf_counter()
-    row = {"file": path, "sha256": None,
+    row: dict[str, Any] = {"file": path, "sha256": None,
            "settings_key": key or settings_key(settings, do_score, do_structure),
            "status": "ok", "score": None, "structure": None, "error": None, "seconds": 0.0}
     try:
@@ -94,7 +95,7 @@ def process_file(path: str, settings, do_score: bool = True,
     except OSError as exc:
         row["status"] = "error"
         row["error"] = {"file": path, "message": f"cannot read: {exc.strerror or exc}"}
-    except Exception as exc:  # a bug must not stop a long batch; record it, keep going
+    except Exception as exc:  # noqa: BLE001 - a bug must not stop a long batch; record it, keep going
         row["status"] = "error"
         row["error"] = {"file": path, "message": f"internal error: {type(exc).__name__}: "
                                                  f"{exc}"}
@@ -129,7 +130,7 @@ def shard(files: list[str], spec: str | None) -> list[str]:
 
 def read_results(out_dir: str) -> list[dict]:
     path = Path(out_dir) / RESULTS
-    rows = []
+    rows: list[dict] = []
     if not path.is_file():
         return rows
     with open(path) as fh:
@@ -203,7 +204,7 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             skipped += 1
         else:
             todo.append(f)
-    counts = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0}
+    counts: dict[str, Any] = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0}
     t0 = time.perf_counter()
     bar = tqdm(total=len(todo), desc="batch", unit="file", disable=not progress)
     with open(Path(out_dir) / RESULTS, "a") as out:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import cast
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,8 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
     score_file(str(files[0]), settings, backbone=backbone, pool=pool)  # warm up
     units = encoded = 0
     wall = encoder = 0.0
-    deltas, verdicts = [], []
+    deltas: list[float] = []
+    verdicts: list[str] = []
     stages: dict[str, float] = {}  # the engine's own timings, summed over the files
     for path in files:
         t = time.perf_counter()
@@ -56,7 +58,7 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
         encoder += run.result["timings"]["score_s"]
         for key, value in run.result["timings"].items():
             if key.endswith("_s"):
-                stages[key] = stages.get(key, 0.0) + value
+                stages[key] = stages.get(key, 0.0) + cast(float, value)
         units += len(run.result["units"])
         encoded += sum(p.box is not None for p in run.loo.patches)
         deltas.extend(u["delta"] for u in run.result["units"])

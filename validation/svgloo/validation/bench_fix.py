@@ -88,12 +88,12 @@ def measure(path: Path, svgo: str | None, pool, settings) -> dict:
                   "fell_back": fixed.fell_back}
     if svgo:
         t0 = time.perf_counter()
-        out = run_svgo(svgo, data)
-        if out is None:
+        by_svgo = run_svgo(svgo, data)
+        if by_svgo is None:
             row["svgo"] = {"failed": True}
         else:
-            row["svgo"] = {"saved": len(data) - len(out),
-                           "removed": row["elements"] - count_elements(out),
+            row["svgo"] = {"saved": len(data) - len(by_svgo),
+                           "removed": row["elements"] - count_elements(by_svgo),
                            "pixels": picture_change(data, out, pool, settings.limits),
                            "seconds": round(time.perf_counter() - t0, 2)}
     return row

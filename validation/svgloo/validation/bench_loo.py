@@ -526,7 +526,8 @@ def incremental_file(path: Path, pool, size: int, rounds: int) -> list[dict]:
     from svgloo.validation.random_edits import KINDS, random_edit
 
     settings = ScoreSettings(backbone="pixel", size=size, limits=pool.limits)
-    text, name, cache = path.read_text(), str(path), {}
+    text, name = path.read_text(), str(path)
+    cache: dict = {}
     try:
         run = score_text(text, name, settings, pool=pool, layer_cache=cache)
     except SvglooError:

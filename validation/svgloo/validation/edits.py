@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,9 @@ def _style_edit(doc: Document, element: int, decl: str) -> TextEdit:
     if m:
         at = el.start + m.end(2)
         return TextEdit(at, at, ";" + decl)
-    at = el.start + _TAG.match(tag).end()
+    start_tag = _TAG.match(tag)
+    assert start_tag is not None  # the element's own start tag
+    at = el.start + start_tag.end()
     return TextEdit(at, at, f' style="{decl}"')
 
 
@@ -380,7 +383,7 @@ def aggregate_edits(rows: list[dict]) -> dict:
             if e["precision"] is not None:
                 per_edit[e["edit"]].append(e["precision"])
     allv = [v for vs in per_edit.values() for v in vs]
-    summary = {"per_edit": {e: {"mean": float(np.mean(v)) if v else None, "n": len(v)}
+    summary: dict[str, Any] = {"per_edit": {e: {"mean": float(np.mean(v)) if v else None, "n": len(v)}
                             for e, v in per_edit.items()},
                "overall": {"mean": float(np.mean(allv)) if allv else None, "n": len(allv)},
                "correlations": {}, "correlations_by_edit": {}}

@@ -31,7 +31,7 @@ class LocalExecutor:
             for fut in as_completed(futures):
                 try:
                     yield futures[fut], fut.result(), None
-                except Exception as exc:  # the worker process itself died
+                except Exception as exc:  # noqa: BLE001 - the worker process itself died
                     yield futures[fut], None, exc
 
 
@@ -84,7 +84,7 @@ class RayExecutor:
                     key = pending.pop(ref)
                     try:
                         yield key, ray.get(ref), None
-                    except Exception as exc:  # the task's worker died (RayTaskError...)
+                    except Exception as exc:  # noqa: BLE001 - the task's worker died (RayTaskError...)
                         yield key, None, exc
         finally:
             if started:

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Any
 
 from svgloo.engine.wording.describe import describe_unit
 from svgloo.engine.reading.document import Document, parse_document
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.limits import Limits
 from svgloo.engine.proving.proof import (check_removal, check_speck_removal, checked_line,
-                                 proof_sizes, text_changes)
+                                         proof_sizes, text_changes)
 from svgloo.engine.settings import FIX_KINDS
 from svgloo.engine.reading.units import UnitSet, edits_keeping, text_without
 from svgloo.engine.processes.workers import RenderPool, shared_pool
@@ -83,7 +85,7 @@ def _has_finding(row: dict, kind: str) -> bool:
     return any(f["kind"] == kind for f in row.get("findings", []))
 
 
-def choose_units(us: UnitSet, result: dict, kinds: tuple[str, ...], size: int,
+def choose_units(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], size: int,
                  limits: Limits, pool: RenderPool) -> tuple[dict[int, str], set[int], int]:
     """(unit -> the kind it goes as, the units the allowance proof covers, renders spent).
     Every set comes out of the proof module: the scoring's proven units, ``check_removal``
@@ -239,7 +241,7 @@ def tidy(text: str, name: str, referenced_before: set[str], limits: Limits
 
 # --- the whole fix ------------------------------------------------------------------------
 
-def fix_scored(us: UnitSet, result: dict, kinds: tuple[str, ...], limits: Limits,
+def fix_scored(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], limits: Limits,
                pool: RenderPool | None = None) -> FixResult:
     """Fix a document already scored (``score_document``'s ScoreRun: its units and
     ``svgloo.score/1`` result). ``harmful`` needs a reference: refused without one."""

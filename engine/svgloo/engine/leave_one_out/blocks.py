@@ -121,8 +121,8 @@ def compute_blocks(us: UnitSet) -> list[Block]:
 
     # Unit index ranges under each element (units are leaves, so a subtree's units are
     # contiguous in document order).
-    first = {}
-    last = {}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
     node_index = doc.index_of
     for u in us.units:
         node = doc.nodes[u.element]
@@ -133,7 +133,7 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             node = node.getparent()
 
     ranges: list[tuple[int, int, bool]] = []
-    for element, members in unit_of_element.items():
+    for members in unit_of_element.values():
         if len(members) > 1:
             # Subpaths of one compound path. Cairo rasterises a path as a whole: its
             # anti-aliasing of one subpath's edges depends on the other subpaths (by up to
@@ -158,7 +158,7 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             ranges.append((first[i], last[i], effect == "local"))
 
     # References into drawn content.
-    ids = {}
+    ids: dict[str, int] = {}
     for i, node in enumerate(doc.nodes):
         ident = node.get("id")
         if ident is not None:

@@ -68,7 +68,7 @@ class Captures:
         ``workers`` passes when there is enough to share."""
         count = workers if len(items) >= 8 else 1
         passes: list[list[int]] = [[] for _ in range(count)]
-        used: list[set[int]] = [set() for _ in range(count)]
+        used: list[set[int | None]] = [set() for _ in range(count)]
         for n, item in enumerate(items):
             order = sorted(range(len(passes)), key=lambda p: len(passes[p]))
             target = next((p for p in order if item.element not in used[p]), None)
@@ -114,7 +114,8 @@ class LayerRenderer:
         single = [i for i in missing if items[i].keep is None or not self.capture]
         if captured:
             passes = Captures.passes([items[i] for i in captured], self.pool.workers)
-            jobs = [(self.capture.keeping(set().union(*(items[captured[n]].keep
+            assert self.capture is not None  # captured is empty without it
+            jobs: list[tuple] = [(self.capture.keeping(set().union(*(items[captured[n]].keep or ()
                                                                for n in p))),
                      self.size, self.limits, self.name) for p in passes]
             for p, found in zip(passes, self.pool.map(job_capture_layers, jobs, self.name,

@@ -14,7 +14,7 @@ unreferenced resources. Each text is the source with those spans cut out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 from svgloo.engine.leave_one_out.blocks import stylesheet_text
 from svgloo.engine.reading.document import Document
@@ -108,7 +108,7 @@ class LayerTexts:
         # Units, resources and style/font elements are kept or cut whole: what lies inside
         # them is never cut on its own.
         atomic = set(self._units_by_element) | set(resources) | always
-        inside_atomic = set()
+        inside_atomic: set[int] = set()
         for e in atomic:
             inside_atomic.update(doc.index_of(el) for el in doc.nodes[e].iter()
                                  if isinstance(el.tag, str) and el is not doc.nodes[e])
@@ -163,7 +163,7 @@ class LayerTexts:
                 skip.add(node)
         return out
 
-    def keeping(self, keep: set[int],
+    def keeping(self, keep: Set[int],
                 insert: Iterable[tuple[int, int, str]] = ()) -> str:
         """The document text with only the units in ``keep`` (unit indices). Costs time
         in the size of what is kept and its siblings, not of the document: fast layers
@@ -176,7 +176,7 @@ class LayerTexts:
             return self._memo[key]
         return self._keeping(keep, insert)
 
-    def _keeping(self, keep: set[int], insert: Iterable[tuple[int, int, str]]) -> str:
+    def _keeping(self, keep: Set[int], insert: Iterable[tuple[int, int, str]]) -> str:
         doc = self.doc
         kept_units: dict[int, set[int]] = {}
         for i in keep:

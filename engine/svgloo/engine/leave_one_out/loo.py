@@ -25,13 +25,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, MutableMapping
+from typing import cast
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from svgloo.engine.leave_one_out.blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from svgloo.engine.rendering.composite import (changed_box, composite_without, diff_box,
-                                     patched_crop, tight)
+                                               patched_crop, tight)
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.leave_one_out.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.leave_one_out.layers import LayerTexts
@@ -65,6 +66,7 @@ class Patch:
 
     def _change(self, full: np.ndarray) -> np.ndarray:
         """Per-pixel max-channel |full - without| inside the box, as integers 0-255."""
+        assert self.box is not None and self.pixels is not None  # a patch that differs
         y0, y1, x0, x1 = self.box
         diff = np.abs(full[y0:y1, x0:x1].astype(np.int16) - self.pixels.astype(np.int16))
         return diff.max(axis=2)
@@ -309,6 +311,7 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     for k, win in windows.items():
         unit_region[k], without_layer[k] = win.region, win.without
         if alone:
+            assert win.alone is not None  # drawn alone when asked
             alone_layer[k] = win.alone
     local_multi = [b for b, blk in enumerate(blocks)
                    if len(blk) > 1 and blk.local and b not in windowed]
@@ -372,6 +375,7 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     counts: dict[int, int] = {}
     only = partial = None
     if since is not None:
+        assert previous is not None  # since compares with it
         kept, partial = since
         patches = list(previous.patches)
         # A kept patch's footprint reads the full render inside it: unchanged there too.
@@ -381,7 +385,8 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     _composite(size, blocks, stack, patches, full, stages["composite"], only, partial,
                previous)
     stages["composite"].finish()
-    return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
+    # _composite gave every unit its patch
+    return LooResult(full, cast("list[Patch]", patches), "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
                               "composite_s": time.perf_counter() - t0 - t_render},
                      alone=alone_layer, stack=stack, composited=only,
@@ -403,7 +408,7 @@ def _since_previous(previous: LooResult | None, blocks: list[Block], stack: Laye
     unit of an unchanged block whose region meets none of those boxes keeps its patch,
     and one whose region meets them has the same image outside them."""
     before = previous.stack if previous is not None else None
-    if (before is None or previous.blocks != blocks or previous.full.shape != full.shape
+    if (before is None or previous is None or previous.blocks != blocks or previous.full.shape != full.shape
             or len(before.block_keys) != len(stack.block_keys)):
         return None
     changed: Box | None = diff_box(previous.full, full)
@@ -419,6 +424,7 @@ def _since_previous(previous: LooResult | None, blocks: list[Block], stack: Laye
     for k in units - kept:
         region = stack.unit_region[k]
         if region == before.unit_region[k] and previous.patches[k] is not None:
+            assert region is not None and changed is not None  # the region meets changed
             partial[k] = (max(region[0], changed[0]), min(region[1], changed[1]),
                           max(region[2], changed[2]), min(region[3], changed[3]))
     return kept, partial
@@ -435,7 +441,7 @@ class _background:
     def _run(self, fn, args):
         try:
             self._result = fn(*args)
-        except BaseException as exc:  # handed to the caller in result()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller in result()
             self._error = exc
 
     def result(self):

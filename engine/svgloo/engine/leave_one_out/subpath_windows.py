@@ -11,6 +11,7 @@ this module decides what to draw, packs it into shared render passes and caches 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -126,24 +127,25 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
              renderer.limits, renderer.name) for job in jobs]
     fresh: dict[int, list | str] = {e: [None] * len(items) for e, items in work}
 
-    def tick(j: int) -> None:
-        stage.advance(sum(len(chunk) for _, chunk in jobs[j].values()))
+    def tick(first: int, j: int) -> None:
+        stage.advance(sum(len(chunk) for _, chunk in jobs[first + j].values()))
 
     batch = max(1, len(jobs) if keep is None else renderer.pool.workers)
     for first in range(0, len(jobs), batch):
         found_all = renderer.pool.map(job_subpath_work, args[first:first + batch],
-                                      renderer.name, on_done=lambda j, first=first: tick(first + j))
+                                      renderer.name, on_done=functools.partial(tick, first))
         for job, found in zip(jobs[first:first + batch], found_all):
             for e, (lo, chunk) in job.items():
                 result = found.pop(str(e), None)
-                if isinstance(result, str) or isinstance(fresh[e], str):
-                    fresh[e] = fresh[e] if isinstance(fresh[e], str) else result
+                slot = fresh[e]
+                if isinstance(result, str) or isinstance(slot, str):
+                    fresh[e] = slot if isinstance(slot, str) else result
                     continue
                 if result is None:
                     result = [None] * len(chunk)
                 elif keep is not None:
                     result = [keep(e, lo + i, r) for i, r in enumerate(result)]
-                fresh[e][lo:lo + len(chunk)] = result
+                slot[lo:lo + len(chunk)] = result
         del found_all
     renderer.renders += len(jobs)
     for e, result in fresh.items():
@@ -199,6 +201,7 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
     for b in handled:
         e = paths[b]
         found = boxes[e]
+        assert not isinstance(found, str)  # handled: its boxes came back
         wins = [None if item is None else window(item[0], size) for item in found]
         windows_of[e] = wins
         own_windows[e] = list(wins)  # before the whole-path widening below
@@ -208,7 +211,7 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
         has_arc = [bool(_ARC.search(p)) for p in pieces[e]]
         arcs = sum(has_arc)
         arr = np.array([w if w is not None else (0, 0, 0, 0) for w in wins], np.int64)
-        variants = []
+        variants: list[tuple | None] = []
         for k, win in enumerate(wins):
             if win is None:
                 variants.append(None)
@@ -257,9 +260,9 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
     units: dict[int, SubpathWindow] = {}
     for b in handled:
         e = paths[b]
-        found = iter(layers[e])  # every unit's "without", then (if asked) its "alone"
-        without = [NO_LAYER if win is None else next(found) for win in windows_of[e]]
-        drawn_alone = [NO_LAYER if win is None else next(found) for win in own_windows[e]] \
+        in_order = iter(layers[e])  # every unit's "without", then (if asked) its "alone"
+        without = [NO_LAYER if win is None else next(in_order) for win in windows_of[e]]
+        drawn_alone = [NO_LAYER if win is None else next(in_order) for win in own_windows[e]] \
             if alone else [None] * len(without)
         for k, win, layer, own in zip(blocks[b].units, windows_of[e], without, drawn_alone):
             # Cut to where it differs from the whole path: that part is its region.

@@ -31,20 +31,20 @@ def _import_cairosvg() -> None:
     if not (sys.platform.startswith("linux") and
             hasattr(ctypes.util, "_findSoname_ldconfig")):
         import cairosvg.parser
-        import cairosvg.surface  # noqa: F401
+        import cairosvg.surface
         return
     ordinary = ctypes.util.find_library
     ctypes.util.find_library = _soname_from_ldconfig
     try:
         import cairosvg.parser
-        import cairosvg.surface  # noqa: F401
+        import cairosvg.surface
         return
     except OSError:  # cairo not where ldconfig says: forget the half import, look again
         _forget(("cairocffi", "cairosvg"))
     finally:
         ctypes.util.find_library = ordinary
     import cairosvg.parser
-    import cairosvg.surface  # noqa: F401,F811
+    import cairosvg.surface  # noqa: F401
 
 
 def _forget(packages: tuple[str, ...]) -> None:

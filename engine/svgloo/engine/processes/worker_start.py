@@ -27,6 +27,7 @@ import signal
 import sys
 import tempfile
 import threading
+from typing import Any
 
 # What the fork server imports once; every worker is forked from it ready to render
 # (CairoSVG, the job functions' modules, a renderer already warmed up: worker_preload.py).
@@ -52,7 +53,7 @@ _stdlib_preparation_data = multiprocessing.spawn.get_preparation_data
 # imports anything (the renderer preload included).
 def _unsafe_path_entries() -> set[str]:
     entries = {"", os.getcwd()}
-    for folder in (multiprocessing.process.ORIGINAL_DIR,
+    for folder in (multiprocessing.process.ORIGINAL_DIR,  # type: ignore[attr-defined]  # not in typeshed
                    os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None):
         if folder:
             entries.add(folder)
@@ -294,7 +295,9 @@ if hasattr(multiprocessing.context, "ForkProcess"):  # POSIX
 def render_worker_context(method: str):
     """The ``method`` context, with processes that start without the caller's ``__main__``."""
     base = multiprocessing.get_context(method)
-    context = type(base)()
+    # A concrete context (ForkServerContext, ...): each has a Process attribute to replace,
+    # which the stubs' BaseContext does not declare.
+    context: Any = type(base)()
     if method == "forkserver":
         context.Process = _ForkServerRenderProcess
     elif method == "fork":

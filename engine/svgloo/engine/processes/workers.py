@@ -31,8 +31,8 @@ from concurrent.futures.process import BrokenProcessPool
 from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
 from svgloo.engine.processes.worker_start import (discard_worker_stderr, signals_held_while_forking,
-                                        start_fork_server, stderr_is_own_file,
-                                        trim_stderr_file, worker_context, worker_stderr_tail)
+                                                  start_fork_server, stderr_is_own_file,
+                                                  trim_stderr_file, worker_context, worker_stderr_tail)
 
 
 def _die_with_parent() -> None:
@@ -177,7 +177,7 @@ def _ended_workers(ex) -> list[tuple[int | None, str]]:
     for proc in list((getattr(ex, "_processes", None) or {}).values()):
         try:
             code = proc.exitcode
-        except Exception:  # a handle already closed
+        except Exception:  # noqa: BLE001 - a handle already closed
             continue
         if code is not None:
             ended.append((code, worker_stderr_tail(proc)))
@@ -261,6 +261,7 @@ class RenderPool:
     def start(self) -> str:
         """Start the workers now, without waiting for them; returns the start method."""
         self._get().submit(os.getpid)
+        assert self.start_method is not None  # _get() started the workers
         return self.start_method
 
     def _kill(self) -> None:
@@ -268,12 +269,13 @@ class RenderPool:
             ex, self._executor = self._executor, None
         if ex is None:
             return
-        ex._svgloo_stopped = True  # a map still waiting on it was not broken by its worker
+        # Our mark on the executor: a map still waiting on it was not broken by its worker.
+        ex._svgloo_stopped = True  # type: ignore[attr-defined]
         results = getattr(ex, "_result_queue", None)
         for proc in list((getattr(ex, "_processes", None) or {}).values()):
             try:
                 proc.kill()
-            except Exception:  # already gone
+            except Exception:  # noqa: BLE001 - already gone
                 pass
             discard_worker_stderr(proc)
         ex.shutdown(wait=False, cancel_futures=True)
@@ -397,6 +399,7 @@ class RenderPool:
             recorded = getattr(ex, "_svgloo_ended", None)
             stopped_by_us = (not isinstance(exc, _WorkerDied) and not recorded
                              and getattr(ex, "_svgloo_stopped", False))
+            ended: list[tuple[int | None, str]]
             if isinstance(exc, _WorkerDied):
                 ended = exc.ended
             elif recorded:
@@ -411,8 +414,9 @@ class RenderPool:
                                                   or getattr(ex, "_svgloo_ended", None) or [])
             _record_ended(ex, ended)
             self._kill()
-            if getattr(budget, "interrupt", None) is not None:
-                budget.interrupt()  # another thread's interrupt killed the pool: say that
+            interrupt = getattr(budget, "interrupt", None)
+            if interrupt is not None:
+                interrupt()  # another thread's interrupt killed the pool: say that
             if stopped_by_us:
                 raise WorkerError(name, "the render workers were stopped while this document "
                                         "rendered (another render in this process went over a "
@@ -420,7 +424,8 @@ class RenderPool:
             if not ended:
                 raise WorkerError(name, "a render worker died (its exit status could not be "
                                         "read)") from None
-            raise worker_death_error(name, *ended[0], self.limits) from None
+            code, last_line = ended[0]
+            raise worker_death_error(name, code, last_line, self.limits) from None
         except MemoryError:
             self._kill()
             raise LimitError(name, f"rendering needed more than "

@@ -42,20 +42,22 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any, cast
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from svgloo.engine.reading.features import unit_reasons
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.result_types import BulkRemoval, NamedElement, Removal, RendererDisagreement
 from svgloo.engine.rendering.masks import dilate_cross, open_square3
 from svgloo.engine.proving.pictures import (BROWSER_TOLERANCE, PROOF_TOLERANCE, RENDERER_NAMES,
-                                    RENDERERS, Change, job_picture_changes,
-                                    job_render_pictures, picture_change, text_changes,
-                                    _where_changed)
+                                            RENDERERS, Change, job_picture_changes,
+                                            job_render_pictures, picture_change, text_changes,
+                                            _where_changed)
 from svgloo.engine.proving.proof_reuse import (CheckReuse, EarlyMeasures, ProofState,
-                                        candidate_boxes, carry, components, ink_mask,
-                                        mask_meets_array, reuse_check, text_key)
+                                               candidate_boxes, carry, components, ink_mask,
+                                               mask_meets_array, reuse_check, text_key)
 from svgloo.engine.rendering.render_jobs import FullPictures
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
 from svgloo.engine.reading.units import UnitSet, text_keeping, text_without
@@ -127,7 +129,8 @@ class Prover:
         self.rendered = self.renders
         # every check: (kind, frozenset of units removed, sizes) -> (outcome, renders)
         self.checks: dict = {}
-        self.boxes = None  # candidate -> {size: Mask} (or a callable giving it): prove_set
+        # candidate -> {size: Mask} (or a callable giving it): prove_set
+        self.boxes: dict | Callable[[], dict | None] | None = None
         self.kept = 0      # checks kept from the previous proof
         # checks known to fail but not by how much (CheckReuse.fails): their Changes say
         # only where some pixels moved
@@ -202,7 +205,8 @@ class Prover:
         once per worker)."""
         sizes = tuple(sorted(self.sizes if sizes is None else sizes))
         keys = {i: ("alone", frozenset({i}), sizes) for i in units}
-        outcome = {i: (got[0] if (got := self._kept(keys[i])) else None) for i in keys}
+        outcome: dict[int, Any] = {i: (got[0] if (got := self._kept(keys[i])) else None)
+                                   for i in keys}
         todo = [i for i in keys if outcome[i] is None]
         found: dict[int, Change] = {}
         spent = dict.fromkeys(todo, 0)
@@ -227,8 +231,10 @@ class Prover:
         for i in spent:
             outcome[i] = (found.get(i), spent[i])
         for i, key in keys.items():
-            self.checks[key] = outcome[i]
-            self.renders += outcome[i][1]
+            got = outcome[i]
+            assert got is not None  # every unit has its outcome now
+            self.checks[key] = got
+            self.renders += got[1]
         return {i: outcome[i][0] for i in keys if outcome[i][0] is not None}
 
 
@@ -456,9 +462,9 @@ class Disagreement:
     mask: np.ndarray = field(repr=False)
     elements: list[int] = field(default_factory=list)  # elements with a feature (features.py)
 
-    def to_json(self, doc) -> dict:
+    def to_json(self, doc) -> RendererDisagreement:
         """``named``: the elements (start tags) a front end points at."""
-        named = []
+        named: list[NamedElement] = []
         for i in self.elements:
             el = doc.elements[i]
             named.append({"element": i, "tag": el.tag, "id": doc.nodes[i].get("id"),
@@ -505,8 +511,8 @@ def _open_where(mask: np.ndarray) -> np.ndarray:
 
 @dataclass
 class ProofResult:
-    status: list[dict]            # per unit: {"status", "reason"}
-    bulk: dict | None             # {"units": [...], "checked": str} or None
+    status: list[Removal]         # per unit
+    bulk: BulkRemoval | None
     disagreement: Disagreement
     warnings: list[str]
     renders: int
@@ -547,17 +553,18 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
     cairo, resvg = pictures.get("cairosvg"), pictures.get("resvg")
     renders = 2
     differ = disagreement(cairo, resvg)
-    status: dict[int, dict] = {}
+    status: dict[int, Removal] = {}
+    white = over_white or {}
     for u in us.units:
         if u.index not in invisible:
             status[u.index] = {"status": "visible", "reason": "removing it changes CairoSVG's "
                                f"picture at {size} px (its footprint)"}
         elif u.index in reasons:
             status[u.index] = {"status": "unverified", "reason": reasons[u.index]}
-        elif (over_white or {}).get(u.index, 0) > PROOF_TOLERANCE:
+        elif white.get(u.index, 0) > PROOF_TOLERANCE:
             status[u.index] = {"status": "visible", "reason": (
                 f"removing it changes CairoSVG's picture at {size} px by up to "
-                f"{over_white[u.index]}/255 over white (under the 12/255 footprint threshold, "
+                f"{white[u.index]}/255 over white (under the 12/255 footprint threshold, "
                 f"over the proof's {PROOF_TOLERANCE}/255)")}
     candidates = sorted(invisible - set(status))
     if differ.pixels and candidates:
@@ -596,6 +603,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
             proven, bulk = kept
             status.update(proven)
             state.reused = True
+            assert previous is not None  # kept comes from it
             state.checks, state.inexact = previous.checks, previous.inexact
         else:
             prover = Prover(us, sizes, limits, pool, should_stop, reuse,
@@ -624,7 +632,7 @@ def prove_removals(us: UnitSet, invisible: Iterable[int], size: int = DEFAULT_RE
 
 
 def _prove_candidates(prover: Prover, candidates: list[int], sizes: tuple[int, ...],
-                      checked: str, size: int, status: dict[int, dict], by_over_white: bool
+                      checked: str, size: int, status: dict[int, Removal], by_over_white: bool
                       ) -> dict | None:
     """Prove the candidates together (bisecting), then the entangled ones alone; fills
     their ``status``. Returns the bulk removal or None."""
@@ -689,8 +697,9 @@ def _overlapping(us: UnitSet, element: int, members: list[int]) -> set[int]:
     edges = path_edges(us.doc.text[split.value_start:split.value_end])
     if edges is None or len(edges) != len(split.subpaths):
         return set(members)
-    boxes = {i: _box(edges[us.units[i].subpath]) for i in members}
-    out = set()
+    # members are subpath units of this path
+    boxes = {i: _box(edges[cast(int, us.units[i].subpath)]) for i in members}
+    out: set[int] = set()
     for i in members:
         for j in members:
             if i != j and _meet(boxes[i], boxes[j]):
@@ -723,7 +732,7 @@ def _referenced_ids(text: str) -> set[str]:
     return set(_REFERENCE.findall(text))
 
 
-def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int, dict]
+def _prove_entangled_alone(prover: Prover, check: RemovalCheck, status: dict[int, Removal]
                            ) -> tuple[RemovalCheck, set[int]]:
     """The proven set's entangled units (``entangled``) each removed alone, in both
     renderers at the analysis size (the smallest; the proof size costs several times as
@@ -782,6 +791,7 @@ def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
             label += f": {reasons[i].split(',')[0]}"
         named.append(label)
     more = f" and {len(differ.elements) - 3} more" if len(differ.elements) > 3 else ""
+    assert differ.box is not None  # called when the renderers disagree somewhere
     y0, y1, x0, x1 = differ.box
     where = "; ".join(named) + more if named else \
         f"no known cause; around x {x0}-{x1}, y {y0}-{y1} px"
@@ -792,4 +802,5 @@ def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
 
 __all__ = ["PROOF_TOLERANCE", "BROWSER_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
            "check_removal", "check_removal_text", "check_speck_removal", "changed_pixels",
-           "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line", "disagreement", "ProofResult"]
+           "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line",
+           "disagreement", "ProofResult"]

@@ -363,12 +363,21 @@ def _local_elements(us: UnitSet, elements: set[int]) -> set[int]:
             if doc.elements[e].tag in SHAPES and not len(doc.nodes[e]) and passes(doc.nodes[e])}
 
 
+def _capture_mark(us: UnitSet, e: int) -> TextEdit:
+    """The insertion that marks element ``e`` for a capturing render (an attribute right
+    after its tag name)."""
+    from svgloo.engine.rendering.render import CAPTURE_ATTR
+
+    at = _name_end(us.doc.text, us.doc.elements[e].start)
+    return TextEdit(at, at, f' {CAPTURE_ATTR}="{e}"')
+
+
 def job_candidate_masks(text: str, sizes: tuple[int, ...], limits: Limits, name: str) -> dict:
     """In a worker: {size: {mark: Mask}}: where each marked element inks (its layer drawn
     in one capturing pass, render.render_captured_layers), grown by EXTENTS_MARGIN px."""
     from svgloo.engine.rendering.render import render_captured_layers
 
-    out = {}
+    out: dict[int, dict] = {}
     for size in sizes:
         layers = render_captured_layers(text, size, limits, name)
         out[size] = {}
@@ -413,8 +422,6 @@ def candidate_boxes(us: UnitSet, candidates, sizes: tuple[int, ...], limits: Lim
     elements only, grown by EXTENTS_MARGIN px; any other candidate the whole canvas.
     ``known``: text -> masks, kept across edits (the text keeping the candidates' elements
     changes only when they do). ``render`` False: None unless ``known`` has them."""
-    from svgloo.engine.rendering.render import CAPTURE_ATTR
-
     elements = {us.units[i].element for i in candidates}
     local = sorted(_local_elements(us, elements))
     whole = {size: ((0, size, 0, size), np.ones((size, size), bool)) for size in sizes}
@@ -422,8 +429,7 @@ def candidate_boxes(us: UnitSet, candidates, sizes: tuple[int, ...], limits: Lim
     if not local:
         return out, 0
     keep = {u.index for u in us.units if u.element in elements}
-    marks = [TextEdit(*(2 * [_name_end(us.doc.text, us.doc.elements[e].start)]),
-                      f' {CAPTURE_ATTR}="{e}"') for e in local]
+    marks = [_capture_mark(us, e) for e in local]
     text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
     key = text_key(text)
     found, renders = known.get(key), 0
@@ -498,6 +504,7 @@ def reuse_check(previous: ProofState, state: ProofState, candidates: list[int],
     plain = None if e is None else _plain_edit(old, us, e, previous.candidates)
     if plain is None:
         return None, None, 0
+    assert e is not None  # plain is None otherwise
     name = us.doc.name
     renders = 0
     # Where E inks, before and after the edit (E alone: kept across edits by its text).
@@ -572,13 +579,10 @@ def _edit_texts(old: UnitSet, us: UnitSet, e: int) -> tuple[list[str], list[str]
 def _candidates_text(us: UnitSet, elements: set[int]) -> tuple[str, str] | None:
     """(the text keeping the candidates' elements, each marked to be measured, its key);
     None when one of them is not a plain shape (``_local_elements``)."""
-    from svgloo.engine.rendering.render import CAPTURE_ATTR
-
     if _local_elements(us, elements) != elements:
         return None
     keep = {u.index for u in us.units if u.element in elements}
-    marks = [TextEdit(*(2 * [_name_end(us.doc.text, us.doc.elements[e].start)]),
-                      f' {CAPTURE_ATTR}="{e}"') for e in sorted(elements)]
+    marks = [_capture_mark(us, e) for e in sorted(elements)]
     text = apply_edits(us.doc.text, edits_keeping(us, keep) + marks)
     return text, text_key(text)
 
@@ -669,7 +673,7 @@ def _cover_holds(us: UnitSet, candidates, sizes, boxes, state: ProofState, limit
         cover = {(r, size): ink_mask(picture, grow=1)
                  for (_, size, _, _, r), [picture] in zip(jobs, pictures)}
     state.cover = {key: cover}
-    for (r, size), mask in cover.items():
+    for (_, size), mask in cover.items():
         for found in boxes:
             if mask_meets(mask, _pixel_box(found[size], size)):
                 return False, renders
@@ -719,7 +723,7 @@ class EarlyMeasures:
     def _run(self, previous: ProofState, us: UnitSet, limits: Limits, pool: RenderPool):
         try:
             self._measure(previous, us, limits, pool)
-        except BaseException:  # best effort: the proof measures what is missing itself
+        except BaseException:  # noqa: BLE001 - best effort: the proof measures what is missing itself
             pass
 
     def _measure(self, previous: ProofState, us: UnitSet, limits: Limits,
@@ -731,6 +735,7 @@ class EarlyMeasures:
         plain = None if e is None else _plain_edit(old, us, e, previous.candidates)
         if plain is None:
             return
+        assert e is not None  # plain is None otherwise
         texts, keys = _edit_texts(old, us, e)
         todo = [(text, key) for text, key in zip(texts, keys) if key not in previous.extents]
         # E's extents in a thread of their own, beside the candidates' (both are jobs of
@@ -799,7 +804,7 @@ class EarlyMeasures:
                                                   for text, _ in todo], name)
                 self.extents = {key: got for (_, key), got in zip(todo, measured)}
                 self.edit_renders = len(todo)
-        except BaseException:  # best effort, as _run
+        except BaseException:  # noqa: BLE001 - best effort, as _run
             pass
 
     def give(self, state: ProofState) -> int:

@@ -10,6 +10,6 @@ change the picture a little), each unit may change what it changes alone.
 from __future__ import annotations
 
 from svgloo.engine.proving.proof import (RemovalCheck, changed_pixels, check_removal,
-                                 check_removal_text)
+                                         check_removal_text)
 
 __all__ = ["RemovalCheck", "changed_pixels", "check_removal", "check_removal_text"]

@@ -168,7 +168,8 @@ def parse_document(data: bytes | str, name: str = "<input>",
     if isinstance(data, str):
         # Text from an editor: offsets index this very string, whatever the XML
         # declaration claims, so the parser is told the bytes are UTF-8.
-        known_text: str | None = data[1:] if data.startswith("\ufeff") else data
+        known_text: str | None
+        known_text = data[1:] if data.startswith("\ufeff") else data
         raw = known_text.encode("utf-8")
     else:
         known_text = None
@@ -320,4 +321,4 @@ def scan_element_spans(text: str, name: str = "<input>") -> list[tuple[int, int,
             i = end
     if stack:
         raise InputError(name, "unclosed element")
-    return [tuple(e) for e in result]  # type: ignore[misc]
+    return [tuple(e) for e in result]

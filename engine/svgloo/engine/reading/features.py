@@ -90,7 +90,7 @@ def _zero_length_subpath(d: str) -> bool:
     start = (0.0, 0.0)
     # None: no subpath; "open": a moveto only (not stroked at all); False: zero-length
     # segments only; True: something with length was drawn
-    moved = None
+    moved: bool | str | None = None  # None, "open" or whether the subpath moved
     i, command = 0, None
     while i < len(tokens):
         letter, number = tokens[i]
@@ -195,13 +195,13 @@ def _reason(tag: str, node, props: dict[str, str]) -> str | None:
 
 def _inherited_linecap(doc: Document) -> dict[int, str]:
     """stroke-linecap is inherited: element index -> the value in force."""
-    out = {}
+    out: dict[int, str] = {}
     for i, node in enumerate(doc.nodes):
         value = _style_declarations(node.get("style") or "").get("stroke-linecap") \
             or node.get("stroke-linecap")
         if value is None:
             parent = node.getparent()
-            value = out.get(doc._index_of.get(parent)) if parent is not None else None
+            value = out.get(doc._index_of.get(parent, -1)) if parent is not None else None
         if value is not None:
             out[i] = value
     return out
@@ -226,7 +226,7 @@ def _unit_reasons(us: UnitSet) -> dict[int, str]:
                 and _zero_length_subpath(doc.nodes[i].get("d") or ""):
             own[i] = ("a zero-length subpath with round or square caps: browsers draw a dot "
                       "there, CairoSVG does not")
-    ids = {}
+    ids: dict[str, int] = {}
     for i, node in enumerate(doc.nodes):
         ident = node.get("id")
         if ident is not None:
@@ -304,7 +304,7 @@ def coincident_subpaths(us: UnitSet) -> dict[int, str]:
                     shared.setdefault(k, j)
                     shared.setdefault(j, k)
         for u in us.units_of_element(element) if shared else ():
-            other = shared.get(u.subpath)
+            other = shared.get(u.subpath) if u.subpath is not None else None
             if other is not None:
                 out[u.index] = (
                     f"its edges coincide with subpath {other}'s of the same path (drawn twice, "

@@ -14,6 +14,13 @@ from dataclasses import dataclass
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _SEP = re.compile(r"[\s,]*")
+
+
+def _skip_separators(d: str, pos: int) -> int:
+    """The offset after the whitespace and commas at ``pos`` (the pattern matches the empty string too)."""
+    match = _SEP.match(d, pos)
+    assert match is not None
+    return match.end()
 _PARAMS = {"M": 2, "L": 2, "T": 2, "H": 1, "V": 1, "C": 6, "S": 4, "Q": 4, "A": 7, "Z": 0}
 
 
@@ -57,7 +64,7 @@ def _commands(d: str):
             return float(d[p]), p + 1
         raise PathSyntaxError(f"expected an arc flag (0 or 1) at offset {p} of path data")
 
-    pos = _SEP.match(d, 0).end()
+    pos = _skip_separators(d, 0)
     cmd = None
     cmd_pos = 0
     while pos < n:
@@ -68,7 +75,7 @@ def _commands(d: str):
             if not started and cmd not in "Mm":
                 raise PathSyntaxError("path data must start with a moveto")
             started = True
-            pos = _SEP.match(d, pos + 1).end()
+            pos = _skip_separators(d, pos + 1)
             if cmd in "Zz":
                 yield "Z", cmd == "z", [], cmd_pos, cmd_pos + 1, pos
                 continue
@@ -83,7 +90,7 @@ def _commands(d: str):
             v, pos = flag(pos) if (up == "A" and k in (3, 4)) else number(pos)
             args.append(v)
             content_end = pos
-            pos = _SEP.match(d, pos).end()
+            pos = _skip_separators(d, pos)
         yield up, rel, args, cmd_pos, content_end, pos
 
 

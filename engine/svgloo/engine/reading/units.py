@@ -23,9 +23,10 @@ import functools
 import re
 from dataclasses import dataclass
 
+from svgloo.engine.result_types import UnitKind
 from svgloo.engine.reading.document import SVG_NS, Document
 from svgloo.engine.reading.pathdata import (PathSyntaxError, Subpath, absolute_moveto, remove_subpath,
-                       split_subpaths)
+                                            split_subpaths)
 
 LEAF_TAGS = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
                        "text", "image", "use"})
@@ -42,7 +43,7 @@ class Unit:
     element: int            # index into Document.elements
     tag: str
     id: str | None
-    kind: str               # "element" or "subpath"
+    kind: UnitKind          # "element" or "subpath"
     subpath: int | None     # subpath number inside its path, for kind == "subpath"
     start: int              # text offsets: the element's span, or the subpath's part of d
     end: int
@@ -203,7 +204,7 @@ def edits_keeping(us: UnitSet, keep: set[int]) -> list[TextEdit]:
             continue
         split = us.splits[element]
         raw = us.doc.text[split.value_start:split.value_end]
-        new_d = d_keeping(raw, split.subpaths, {u.subpath for u in kept})
+        new_d = d_keeping(raw, split.subpaths, {u.subpath for u in kept if u.subpath is not None})
         edits.append(TextEdit(split.value_start, split.value_end, new_d))
     return edits
 
@@ -222,6 +223,7 @@ def removal_edit(us: UnitSet, unit_index: int) -> TextEdit:
     if u.kind == "element":
         return TextEdit(u.start, u.end, "")
     split = us.splits[u.element]
+    assert u.subpath is not None  # not an element: a subpath unit
     raw = us.doc.text[split.value_start:split.value_end]
     return TextEdit(split.value_start, split.value_end,
                     remove_subpath(raw, list(split.subpaths), u.subpath))

@@ -22,7 +22,7 @@ bit for bit (tests/engine/test_composite.py compares them on corpus files).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -125,7 +125,7 @@ def _nonzero_words(pixels: np.ndarray) -> np.ndarray:
     """Mask of the pixels of an RGBA crop that are not 0 in every channel."""
     if pixels.flags.c_contiguous:
         return pixels.view(np.uint32)[..., 0] != 0
-    return pixels.any(axis=2)
+    return np.asarray(pixels.any(axis=2))
 
 
 def _chain_work(block_units, block_layer, unit_region, wanted) -> tuple[int, int]:
@@ -189,11 +189,11 @@ def _chain(size, block_units, block_layer, without_layer, unit_region, full, on_
 
 def _clipped(layers: Sequence[Layer], regions: list[Box | None]) -> list[Layer]:
     """The layers cut to the bounding box of the regions (views, not copies)."""
-    regions = [r for r in regions if r is not None]
-    if not regions:
+    boxes = [r for r in regions if r is not None]
+    if not boxes:
         return [NO_LAYER] * len(layers)
-    cy0, cy1 = min(r[0] for r in regions), max(r[1] for r in regions)
-    cx0, cx1 = min(r[2] for r in regions), max(r[3] for r in regions)
+    cy0, cy1 = min(r[0] for r in boxes), max(r[1] for r in boxes)
+    cx0, cx1 = min(r[2] for r in boxes), max(r[3] for r in boxes)
     out = []
     for box, pixels in layers:
         if box is None:
@@ -209,7 +209,7 @@ def _clipped(layers: Sequence[Layer], regions: list[Box | None]) -> list[Layer]:
     return out
 
 
-def composite_without(size: int, block_units: Sequence[Iterable[int]],
+def composite_without(size: int, block_units: Sequence[Sequence[int]],
                       block_layer: Sequence[Layer], without_layer: dict[int, Layer],
                       unit_region: Sequence[Box | None], full: np.ndarray,
                       on_unit: Callable[[int, tuple], None],
@@ -247,7 +247,7 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
 
     # The live pixels of every unit (no later block opaque there), as records.
     block_of: dict[int, int] = {}
-    wanted: list[int] = []
+    wanted = []
     for b, units in enumerate(block_units):
         for k in units:
             block_of[k] = b
@@ -301,9 +301,9 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
                     values[recs] = over_u8(src, values[recs])
         # The units of block b start from the blocks below, then b without them.
         for k in block_units[b]:
-            recs = rec_of.get(k)
-            if recs is None or not recs.size:
+            if k not in rec_of or not rec_of[k].size:
                 continue
+            recs = rec_of[k]
             at = flat_sorted[recs]
             ys, xs = at // size, at % size
             start = below[ys, xs]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import colorsys
 import re
+from typing import overload
 
 _NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _OPACITY = re.compile(rf"(?<![\w-])((?:fill-|stroke-|stop-|flood-)?opacity\s*:\s*)({_NUM})%")
@@ -84,7 +85,7 @@ def _color(match: re.Match) -> str:
         channels = [r * 255, g * 255, b * 255]
     if alpha is None or None in channels:
         return match.group(0)
-    rgb = ",".join(str(int(round(c))) for c in channels)
+    rgb = ",".join(str(int(round(c))) for c in channels if c is not None)
     return f"rgb({rgb})" if alpha >= 1 else f"rgba({rgb},{alpha:g})"
 
 
@@ -146,6 +147,10 @@ def needs_normalizing(text: str | bytes) -> bool:
     return _NEEDS.search(text) is not None
 
 
+@overload
+def normalize_modern(svg_text: str) -> str: ...
+@overload
+def normalize_modern(svg_text: bytes) -> bytes: ...
 def normalize_modern(svg_text: str | bytes) -> str | bytes:
     """The document with modern values rewritten (same type as given); unchanged when it
     has none, or when it does not parse (the renderer then reports that)."""

@@ -83,7 +83,7 @@ def _surface_class():
     class ArraySurface(cairosvg.surface.PNGSurface):
         """A PNG surface that keeps its pixels instead of writing a PNG."""
 
-        def finish(self):  # noqa: D401 - CairoSVG hook
+        def finish(self):  # the hook CairoSVG calls to write the PNG
             self.cairo.flush()
 
     return ArraySurface
@@ -124,7 +124,7 @@ def _draw(svg_text: str | bytes, limits: Limits, name: str, make_surface):
     except MemoryError:  # in a worker: RLIMIT_AS, a limit of ours, not the document's fault
         raise LimitError(name, f"the renderer ran out of memory ({limits.render_memory_mb} MB "
                                "render memory limit)") from None
-    except Exception as exc:  # CairoSVG raises many kinds; each is this file's problem
+    except Exception as exc:  # noqa: BLE001 - CairoSVG raises many kinds; each is this file's problem
         raise RenderError(name, f"renderer failed: {type(exc).__name__}: {exc}") from None
     return surface
 
@@ -178,7 +178,7 @@ def render_region_rgba(svg_text: str | bytes, canvas: int, box: tuple,
                                 f"{limits.max_render_size} px limit")
     canvas = max(1, min(int(canvas), 32 * limits.max_render_size))
 
-    class RegionSurface(_surface_class()):
+    class RegionSurface(_surface_class()):  # type: ignore[misc]  # CairoSVG is imported late
         def _create_surface(self, width, height):
             surface = cairo.ImageSurface(cairo.FORMAT_ARGB32, w, h)
             surface.set_device_offset(-x0, -y0)  # canvas pixel (x0, y0) lands at (0, 0)
@@ -376,6 +376,7 @@ class _ExtentsProbe:
         drawing's matrix (stroke widths are in user space) and ask cairo."""
         context = self._context
         matrix = context.get_matrix()
+        assert self.pieces is not None  # the callers measure pieces only when there are some
         for i, encoded in enumerate(self.pieces):
             context.new_path()
             context.identity_matrix()
@@ -456,7 +457,8 @@ def _subpath_surface_class():
           path data would fill or stroke with whether it is bent (not rectilinear) for
           fills and for strokes, or None; or the reason the path is not local;
         - ``("windows", (pieces, [((y0, y1, x0, x1), subpaths, arcs, bend), ...]))``:
-          the path data made of those ``pieces`` (indices) drawn alone, clipped to its window of whole device pixels, with the curve
+          the path data made of those ``pieces`` (indices) drawn alone, clipped to its window of
+          whole device pixels, with the curve
           tolerance of a path that has an arc when ``arcs``, made non-rectilinear when
           ``bend`` ("fill" or "both", see _bend): (box, RGBA crop) as layers are.
         Marked elements must not sit under a group effect (see render_captured_layers)."""

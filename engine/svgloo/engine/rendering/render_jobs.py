@@ -17,7 +17,7 @@ from svgloo.engine.limits import Limits
 from svgloo.engine.rendering.raster import Layer
 from svgloo.engine.rendering.renderers import PROOF_RENDERERS, get_renderer
 from svgloo.engine.rendering.render import (over_white, render_captured_layers, render_layer,
-                                  render_rgba, render_subpath_work)
+                                            render_rgba, render_subpath_work)
 
 
 def job_render_layers(texts: list[str], size: int, limits: Limits, name: str) -> list[Layer]:
@@ -104,7 +104,7 @@ class FullPictures:
         try:
             [picture] = pool.map(job_full_picture, [job], name)
             self._out[job[-1]] = (picture, None)
-        except BaseException as exc:  # handed to the caller in get()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller in get()
             self._out[job[-1]] = (None, exc)
 
     def get(self, renderer: str) -> np.ndarray:

@@ -303,7 +303,7 @@ def contact_sheet(run, path: str | Path, max_units: int = 120) -> str:
                           fill=(90, 90, 90), font=font)
             lines = [f"{len(tile)} unit{'s' if len(tile) != 1 else ''} with no",
                      "visible effect (no pixel", "changes by more than 12/255)"]
-            color = (90, 90, 90)
+            color: tuple[int, int, int] | str = (90, 90, 90)
         else:
             fp = run.footprint(tile["index"])
             heat = heatmap_rgb(full, fp, base)

@@ -41,6 +41,7 @@ from svgloo.engine.rendering.raster import Layer
 from svgloo.engine.rendering.render_jobs import job_render_layers
 from svgloo.engine.settings import HIDDEN_DEFAULT, SPECK_DEFAULT
 from svgloo.engine.result_types import Finding, MostlyHiddenFinding, SpeckFinding, UnitRow
+from svgloo.engine.result_types import FindingThresholds as FindingThresholdsJson
 from svgloo.engine.reading.units import UnitSet
 from svgloo.engine.processes.workers import RenderPool, chunked
 
@@ -50,7 +51,7 @@ class FindingThresholds:
     speck: float = SPECK_DEFAULT    # visible footprint, as a fraction of the canvas
     hidden: float = HIDDEN_DEFAULT  # covered share of what the unit draws alone
 
-    def to_json(self) -> dict:
+    def to_json(self) -> FindingThresholdsJson:
         return {"speck": self.speck, "hidden": self.hidden}
 
     def check(self, name: str | None) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
-import tomllib
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from svgloo.engine.protocols import Reference
+from svgloo.engine.result_types import Reference as ReferenceJson
+from svgloo.engine.result_types import ReferenceKind
 
 from svgloo.engine.reading.document import Document
 from svgloo.engine.errors import ConfigError, SvglooError
 from svgloo.engine.reading.files import read_regular_file
 from svgloo.engine.limits import DEFAULT_LIMITS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser under its older name
+    import tomli as tomllib
 
 CONFIG_NAME = "svgloo.toml"
 SIDECAR_SUFFIXES = (".ref.png", ".ref.jpg", ".ref.jpeg", ".ref.svg")
@@ -51,13 +58,13 @@ MAX_REFERENCE_BYTES = 128 * 1024 * 1024
 class ReferenceSpec:
     """A resolved but not yet loaded reference."""
 
-    kind: str            # "image", "text" or "self"
+    kind: ReferenceKind  # "image", "text" or "self"
     source: str          # human-readable origin
     path: str | None = None
     text: str | None = None
     within: str | None = None  # found by svgloo in this folder: must resolve inside it
 
-    def to_json(self) -> dict:
+    def to_json(self) -> ReferenceJson:
         return {"kind": self.kind, "source": self.source}
 
 
@@ -201,6 +208,7 @@ def load_image_reference(path: str, size: int, render_svg,
                 im.thumbnail((4 * size, 4 * size))  # letterbox needs no more than this
             rgba = im.convert("RGBA")
     except Image.DecompressionBombError:  # PIL refuses to even open it
+        assert Image.MAX_IMAGE_PIXELS is not None  # PIL raises this only under a limit
         raise ConfigError(path, f"reference image is more than {2 * Image.MAX_IMAGE_PIXELS} "
                                 f"pixels; the limit is {max_pixels} pixels (scale it "
                                 "down)") from None
@@ -217,5 +225,6 @@ def load_reference(spec: ReferenceSpec, size: int, full_render: np.ndarray,
         return Reference("text", spec.source, text=spec.text)
     if spec.kind == "self":
         return Reference("self", spec.source, image=full_render)
+    assert spec.path is not None  # an image reference is a file
     return Reference("image", spec.source, image=load_image_reference(
         spec.path, size, render_svg, within=spec.within))

@@ -35,7 +35,7 @@ def document_size(root) -> tuple[float, float] | None:
             return w, h
     sizes = [_NUMBER.match(root.get(k) or "") for k in ("width", "height")]
     if all(sizes):
-        w, h = (float(m.group(1)) for m in sizes)
+        w, h = (float(m.group(1)) for m in sizes if m is not None)
         if w > 0 and h > 0:
             return w, h
     return None
@@ -76,11 +76,11 @@ def reference_warnings(doc, spec, image: np.ndarray | None, limits) -> list[str]
                    "show")
     ours, theirs = document_size(doc.root), reference_size(spec.path, limits)
     if ours and theirs:
-        a, b = ours[0] / ours[1], theirs[0] / theirs[1]
-        if abs(math.log(a / b)) > math.log1p(ASPECT_TOLERANCE):
+        ours_aspect, theirs_aspect = ours[0] / ours[1], theirs[0] / theirs[1]
+        if abs(math.log(ours_aspect / theirs_aspect)) > math.log1p(ASPECT_TOLERANCE):
             out.append(f"the reference {name} is {_size_text(theirs)} (aspect "
-                       f"{b:.2f}) but {Path(doc.name).name} is {_size_text(ours)} (aspect "
-                       f"{a:.2f}): each is fitted into the square canvas with its own "
+                       f"{theirs_aspect:.2f}) but {Path(doc.name).name} is {_size_text(ours)} (aspect "
+                       f"{ours_aspect:.2f}): each is fitted into the square canvas with its own "
                        "proportions, so they do not line up and most visible units come out "
                        "harmful; give a reference of the same proportions")
     return out

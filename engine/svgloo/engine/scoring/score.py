@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Final, cast
 
 import numpy as np
 
@@ -20,17 +22,17 @@ from svgloo.engine.leave_one_out.loo import LooResult, leave_one_out
 from svgloo.engine.reading.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
 from svgloo.engine.proving.proof import prove_removals
-from svgloo.engine.proving.proof_reuse import EarlyMeasures
+from svgloo.engine.proving.proof_reuse import EarlyMeasures, ProofState
 from svgloo.engine.scoring.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.scoring.reference_checks import mismatch_warning, reference_warnings
 from svgloo.engine.rendering.render_jobs import FullPictures, job_render_full
-from svgloo.engine.result_types import ScoreResult, UnitRow, Verdict
+from svgloo.engine.result_types import ScoreResult, Summary, UnitRow, Verdict
 from svgloo.engine.reading.safety import check_document
 from svgloo.engine.reading.units import UnitSet
 from svgloo.engine.processes.workers import RenderPool, shared_pool
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE, ScoreSettings
 
-SCHEMA = "svgloo.score/1"
+SCHEMA: Final = "svgloo.score/1"
 
 
 PAPER_THRESHOLDS = (0.005, -0.005)  # helpful, harmful: the paper's, for CLIP ViT-B/32
@@ -55,6 +57,7 @@ def thresholds_for(settings: ScoreSettings, backbone) -> tuple[float, float, str
             harmful = own[1]
         if settings.helpful_threshold is not None or settings.harmful_threshold is not None:
             source = f"given and {source}"
+    assert helpful is not None and harmful is not None  # each given, or from own or the paper's
     return float(helpful), float(harmful), source
 
 
@@ -78,7 +81,7 @@ class ScoreRun:
     # What a later scoring of an edited text reuses (score_document's ``previous``).
     settings: ScoreSettings | None = field(default=None, repr=False)
     prepared: object = field(default=None, repr=False)
-    proof: object = field(default=None, repr=False)  # proof_reuse.ProofState
+    proof: ProofState | None = field(default=None, repr=False)
 
     def footprint(self, unit: int) -> np.ndarray:
         if unit not in self.footprints_cache:
@@ -201,14 +204,14 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         "backbone_detail": {"description": backbone.description, "reason": choice.reason
                             if choice.name == backbone.name else "given by the caller"},
         "reference": spec.to_json(),
-        "method": settings.method,
+        "method": settings.method,  # type: ignore[typeddict-item]  # preflight allows METHODS only
         "render_size": settings.size,
         "subpaths": settings.subpaths,
         "thresholds": {"helpful": helpful, "harmful": harmful, "source": threshold_source},
         "finding_thresholds": thresholds.to_json(),
         "full_score": round(full_score, 6),
         "units": unit_rows,
-        "summary": {**summarize(unit_rows), **count_findings(unit_rows)},
+        "summary": cast(Summary, {**summarize(unit_rows), **count_findings(unit_rows)}),
         "bulk_removal": proof.bulk,
         "renderer_disagreement": proof.disagreement.to_json(doc) if proof.disagreement.pixels
         else None,
@@ -236,11 +239,12 @@ def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage,
     full render, patches and prepared reference; see protocols.Backbone)."""
     import inspect
 
+    takes: Mapping[str, inspect.Parameter]
     try:
         takes = inspect.signature(backbone.similarity_patched).parameters
     except (TypeError, ValueError):  # no signature to read (a builtin): assume not
         takes = {}
-    kw = {}
+    kw: dict[str, object] = {}
     if "on_done" in takes:
         kw["on_done"] = stage.advance
     if "previous" in takes and previous is not None:

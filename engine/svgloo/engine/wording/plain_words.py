@@ -64,7 +64,8 @@ def unverified_why(reason: str) -> str:
 def removal_note(removal: Mapping[str, Any] | None) -> str | None:
     """What to do about a unit with no footprint, from its removal proof (``proven``,
     ``unverified`` or ``visible``); None when there is no proof to speak of."""
-    status = (removal or {}).get("status")
+    removal = removal or {}
+    status = removal.get("status")
     if status == "proven":
         return "no visible effect: safe to remove"
     if status == "unverified":

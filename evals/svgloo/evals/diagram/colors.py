@@ -59,7 +59,7 @@ def parse_rgb(color: str | None) -> tuple[int, int, int] | None:
     m = _RGB.match(c)
     if m:
         try:
-            return tuple(int(float(v[:-1]) * 2.55) if v.endswith("%") else  # type: ignore
+            return tuple(int(float(v[:-1]) * 2.55) if v.endswith("%") else  # type: ignore[return-value]
                          int(round(float(v))) for v in m.groups())
         except ValueError:
             return None

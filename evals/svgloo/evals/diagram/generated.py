@@ -130,6 +130,7 @@ def _individually_labelled(g, ox, oy, css, canvas, colours, server_styles) -> li
         if not b or not is_shape(k, tag, b, css, canvas):
             continue
         cx, cy = centre(b)
+        best_d: float
         best, best_d, best_i = None, 60, -1
         for i, (x, y, t) in enumerate(local_texts):
             if i in used:
@@ -289,6 +290,7 @@ def generated_shapes(root) -> list[GenShape]:
                                        stroke, font, fill_style, border, child_tags))
                 _mark_used(texts, label)
         elif bounds:   # no text: its largest direct shape speaks for it (eval_shapes.py:718)
+            best: float
             biggest, best = None, 0
             for k in kids(g):
                 if local(k) in SHAPE_TAGS:
@@ -312,11 +314,11 @@ def generated_shapes(root) -> list[GenShape]:
             gb = _union(gb, s.bounds)
         gc = centre(gb)
         near = []
-        for i, t in enumerate(texts):
-            if t.used:
+        for i, text in enumerate(texts):
+            if text.used:
                 continue
-            d = math.sqrt((t.x - gc[0]) ** 2 + (t.y - gc[1]) ** 2)
-            if (gb[0] - 30 <= t.x <= gb[2] + 30 and gb[1] - 30 <= t.y <= gb[3] + 30) or d < 150:
+            d = math.sqrt((text.x - gc[0]) ** 2 + (text.y - gc[1]) ** 2)
+            if (gb[0] - 30 <= text.x <= gb[2] + 30 and gb[1] - 30 <= text.y <= gb[3] + 30) or d < 150:
                 near.append((d, i))
         if not near:
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from typing import Any
 from dataclasses import dataclass
 
 from lxml import etree
@@ -142,7 +143,7 @@ def infer_type(el, tag: str) -> str:
 
 # ---------------------------------------------------------------- shapes
 
-def _shape_elements(root) -> list[tuple[int, str, object, str]]:
+def _shape_elements(root) -> list[tuple[int, str, Any, str]]:
     """(N, "N", element, tag) for the first element of each ``id="shape_N"``, by N
     (main.py:516)."""
     seen, out = set(), []
@@ -154,7 +155,7 @@ def _shape_elements(root) -> list[tuple[int, str, object, str]]:
     return sorted(out, key=lambda item: item[0])
 
 
-def _shape_elements_without_ids(root) -> list[tuple[int, str, object, str]]:
+def _shape_elements_without_ids(root) -> list[tuple[int, str, Any, str]]:
     """The original's own scan when no element has a shape id (main.py:542-668): filled
     shapes in document order, skipping the background and rects over half the canvas,
     entering a <g> that holds more than two shapes or has a transform, taking any other
@@ -290,6 +291,7 @@ def ground_truth_shapes(root) -> dict[str, GtShape]:
         b = shape_bounds(el, tag, defs)
         if b[2] - b[0] < MIN_SIDE or b[3] - b[1] < MIN_SIDE:
             continue
+        face: Any
         if tag == "use":
             ref = defs.get(href(el).lstrip("#"))
             face = ref if ref is not None else el
@@ -330,6 +332,7 @@ def fallback_colours(root) -> dict[str, dict[str, str]]:
         if not key.startswith("shape_"):
             continue
         if local(el) == "g":
+            best: float
             best, fill, stroke = 0, "", ""
             for k in kids(el):
                 b = box(k, local(k))
@@ -384,6 +387,7 @@ def arrow_elements(root) -> list:
 
 
 def _nearest_shape(x: float, y: float, shapes: dict, exclude: str | None = None):
+    best_d: float
     best, best_d = None, ARROW_END_REACH
     for key, s in shapes.items():
         if key == exclude:

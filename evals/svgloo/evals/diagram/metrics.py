@@ -203,7 +203,8 @@ def _weighted(avg: dict, metrics) -> float:
 def match_shapes(gt: dict[str, GtShape], gen: list[GenShape]) -> dict[str, GenShape | None]:
     """eval_shapes.py:866: each ground-truth shape in order takes the unused generated shape
     with the best ``label_match`` (an exact one at once, else the first best), if ≥ 0.5."""
-    out, used = {}, set()
+    out: dict[str, GenShape | None] = {}
+    used: set[int] = set()
     for key, s in gt.items():
         best, best_score = None, 0.0
         for i, g in enumerate(gen):
@@ -254,7 +255,7 @@ def score_shapes(gt: dict[str, GtShape], gen: list[GenShape], colours: dict) -> 
     generated shapes whose label no matched shape carries."""
     matches = match_shapes(gt, gen)
     anchor = best_anchor(gt, matches)
-    rows = {}
+    rows: dict[str, dict[str, object]] = {}
     for key in sorted(gt):          # the original's order (text order: shape_10 < shape_2)
         s, g = gt[key], matches[key]
         if g is None:
@@ -290,6 +291,7 @@ def score_shapes(gt: dict[str, GtShape], gen: list[GenShape], colours: dict) -> 
 def _shape_at(x: float, y: float, boxes: dict) -> str | None:
     """The generated shape label whose box (10 px margin) is nearest, within 100 px, the
     first on ties (eval_arrows.py:428)."""
+    best_d: float
     best, best_d = None, ARROW_END_REACH
     for label, b in boxes.items():
         d = distance_to_box(x, y, b, 10)
@@ -326,7 +328,8 @@ def score_arrows(gt_arrows: list[GtArrow], heads: list[GtHead], gen_arrows: list
         for i, ga in enumerate(gen_arrows):
             if i in used:
                 continue
-            at_start, at_end = _shape_at(*ga.start, boxes), _shape_at(*ga.end, boxes)
+            at_start = _shape_at(ga.start[0], ga.start[1], boxes)
+            at_end = _shape_at(ga.end[0], ga.end[1], boxes)
             fwd = (at_start == want_from) + (at_end == want_to)
             rev = (at_end == want_from) + (at_start == want_to)
             score, ends, reversed_ = (fwd, (at_start, at_end), False) if fwd >= rev else \
@@ -338,6 +341,7 @@ def score_arrows(gt_arrows: list[GtArrow], heads: list[GtHead], gen_arrows: list
             head_index += 1
             continue
         used.add(best)
+        assert best_ends is not None  # found with best
         g = gen_arrows[best]
         # Deliberate quirk: the head index advances twice per matched arrow (once per
         # unmatched one), so later arrows read another arrow's head, or the mean width.
@@ -345,7 +349,7 @@ def score_arrows(gt_arrows: list[GtArrow], heads: list[GtHead], gen_arrows: list
         head_index += 2
         wrong_ends = sum(1 for label, b in boxes.items()
                          for point, allowed in ((g.start, want_from), (g.end, want_to))
-                         if _strictly_inside(*point, b) and label != allowed)
+                         if _strictly_inside(point[0], point[1], b) and label != allowed)
         rows[a.key] = {
             "source": float(best_ends[0] == want_from),
             "dest": float(best_ends[1] == want_to),

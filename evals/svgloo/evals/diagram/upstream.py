@@ -35,7 +35,7 @@ def load_upstream(path: str | Path):
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             main = importlib.import_module("main")
-    except Exception as exc:  # the user's code: report, do not crash
+    except Exception as exc:  # noqa: BLE001 - the user's code: report, do not crash
         raise ConfigError(None, f"--upstream-dir {path}: importing main.py failed "
                                 f"({type(exc).__name__}: {exc})") from None
     if not hasattr(main, "evaluate_standalone") or \

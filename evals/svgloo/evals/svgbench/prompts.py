@@ -55,7 +55,8 @@ Requirements:
 def requirements_judge_prompt(requirements: list[str]) -> str:
     """The judge's text (``evaluate_with_llm_judge``)."""
     requirements_text = numbered(requirements)
-    return f"""Examine the generated image. How many of the following {len(requirements)} requirements were fulfilled?
+    return f"""Examine the generated image. How many of the following {len(requirements)} \
+requirements were fulfilled?
 
 Be strict about the requirements and respond ONLY with a JSON object in this exact format:
 {{"number_of_fulfilled_requirements": <count>,
@@ -108,7 +109,8 @@ Do all elements work together harmoniously?
 - Visual flow: Does the eye move through the design naturally?
 
 **CRITICAL: Be very strict about content that looks like abstract shapes instead of the intended content.**
-For example, colored circles arranged in Google colors should score very low for intent matching and recognizability.
+For example, colored circles arranged in Google colors should score very low for intent matching \
+and recognizability.
 
 Original Requirements (for context):
 {chr(10).join([f"{i + 1}. {req}" for i, req in enumerate(requirements)])}

@@ -17,6 +17,7 @@ import statistics
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from ..base import ERROR, MISSING, NO_SVG, OK, RENDER_ERROR, EvalContext, EvalSample, \
     Prediction, Scored, infrastructure_failure
@@ -129,6 +130,7 @@ class SvgbenchSuite:
         zero = {"score": 0.0}
         if prediction is None:
             return Scored(MISSING, zero, "No model response found")
+        svg_code: str | None
         if prediction.svg is not None:
             svg_code = prediction.svg.strip()
         else:
@@ -194,7 +196,7 @@ class SvgbenchSuite:
                 or not rows:
             return {"score": None, "n": len(rows), "passed": None, "pass_threshold": threshold}
         mean = statistics.fmean(r["metrics"].get("score") or 0.0 for r in rows)
-        summary = {"score": mean, "n": len(rows), "pass_threshold": threshold,
+        summary: dict[str, Any] = {"score": mean, "n": len(rows), "pass_threshold": threshold,
                    "passed": mean >= threshold}
         k = max((len(r["metrics"].get("runs", ())) for r in rows), default=0)
         if k > 1:
