@@ -23,7 +23,7 @@ from lsprotocol import types
 
 from svgloo.engine.describe import describe_element, describe_unit
 from svgloo.engine.loo import CHANGED_THRESHOLD
-from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
+from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow, is_proven
 from svgloo.structure.purity import mixed_concepts
 
 UTF8 = "utf-8"
@@ -44,6 +44,7 @@ class DiagnosticCode(str, Enum):
     SPECK = "speck"                      # engine findings.py kinds
     MOSTLY_HIDDEN = "mostly_hidden"
     UNVERIFIED = "unverified"            # looks invisible, removal not provable
+    CHECKING = "removal-check-running"   # scored without the proof yet (docs/two-speeds.md)
     RENDERERS_DIFFER = "renderers-differ"
     LOW_PURITY = "low-purity"            # structure analysis
     MORE = "more"                        # the cap's summary
@@ -394,6 +395,7 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
                 data=fix_data(f.row, lines, version)))
     if options.invisible:
         out.extend(unverified_diagnostics(rows, lines, result.get("render_size")))
+        out.extend(checking_diagnostics(result, lines))
     out.extend(disagreement_diagnostics(result, lines))
     return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
 
@@ -412,6 +414,24 @@ def unverified_diagnostics(rows: list[dict], lines: LineIndex, size) -> list[typ
             message=f"{describe_unit(row)} looks invisible to CairoSVG at {size} px, but "
                     f"svgloo cannot vouch for that: {removal.get('reason', '')}"))
     return out
+
+
+def checking_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnostic]:
+    """While the result has no removal proof yet (scored without it: the language server's
+    first answer), one hint on the root saying that the units without a footprint are
+    being checked: none of them is offered for deletion until the proof has passed."""
+    if is_proven(result):
+        return []
+    waiting = [r for r in result.get("units", []) if not r.get("visible", True)]
+    if not waiting:
+        return []
+    n = len(waiting)
+    return [types.Diagnostic(
+        range=root_range(lines), severity=types.DiagnosticSeverity.Hint, source=SOURCE,
+        code=DiagnosticCode.CHECKING,
+        message=f"{n} unit{'s' if n != 1 else ''} show{'' if n != 1 else 's'} no footprint: "
+                "the removal check is running (two renderers, two sizes); nothing is "
+                "offered for deletion until it has passed")]
 
 
 def _severity_rank(d: types.Diagnostic) -> int:
@@ -616,7 +636,10 @@ def hover_markdown(row: UnitRow, structure_row: dict | None, result: ScoreResult
              f"x{result.get('render_size')}" + ("" if row.get("visible", True)
                                                 else f" (none above {CHANGED_THRESHOLD}/255)")]
     removal = row.get("removal")
-    if removal:
+    if removal and removal.get("status") == "unchecked":
+        lines.append("- removal: the removal check is running; nothing is offered for "
+                     "deletion until it has passed")
+    elif removal:
         lines.append(f"- removal: {removal.get('status')} ({removal.get('reason', '')})")
     if structure_row is not None:
         purity = structure_row.get("purity")
