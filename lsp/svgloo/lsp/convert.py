@@ -23,7 +23,7 @@ from lsprotocol import types
 
 from svgloo.engine.describe import describe_element, describe_unit
 from svgloo.engine.loo import CHANGED_THRESHOLD
-from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow, is_proven
+from svgloo.engine.result_types import GroupFixData, ScoreResult, UnitFixData, UnitRow
 from svgloo.structure.purity import mixed_concepts
 
 UTF8 = "utf-8"
@@ -420,9 +420,8 @@ def checking_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnosti
     """While the result has no removal proof yet (scored without it: the language server's
     first answer), one hint on the root saying that the units without a footprint are
     being checked: none of them is offered for deletion until the proof has passed."""
-    if is_proven(result):
-        return []
-    waiting = [r for r in result.get("units", []) if not r.get("visible", True)]
+    waiting = [r for r in result.get("units", []) if not r.get("visible", True)
+               and (r.get("removal") or {}).get("status") == "unchecked"]
     if not waiting:
         return []
     n = len(waiting)
