@@ -46,3 +46,31 @@ def test_an_edit_is_rescored_from_the_documents_last_run(service, corpus_dir, re
     service.run(kind="score", text=text, uri=uri, settings={**SETTINGS, "size": 64})
     assert service.status()["cache"]["incremental_scorings"] == 1
     assert service.status()["cache"]["documents_kept"] == 3
+
+
+def test_the_two_steps_score_then_prove_the_kept_run(service, corpus_dir, render_pool):
+    """``prove: false`` answers without the removal proof; the same text with ``prove:
+    true`` proves the kept run (no second leave-one-out) and answers what a cold scoring
+    with the proof answers; after an edit the two steps again equal a cold scoring."""
+    from svgloo.engine.result_types import is_proven
+
+    text = (corpus_dir / "logos/yeoman.svg").read_text()  # units proven, a bulk removal
+    uri = "file:///tmp/two-steps.svg"
+    quick = service.run(kind="score", text=text, uri=uri, settings={**SETTINGS, "prove": False})
+    assert quick.error is None and not is_proven(quick.result)
+    proven = service.run(kind="score", text=text, uri=uri, settings={**SETTINGS, "prove": True})
+    assert proven.error is None and not proven.cached
+    assert service.status()["cache"]["proofs_after_scoring"] == 1
+    settings = ScoreSettings(**SETTINGS, limits=render_pool.limits)
+    cold = score_text(text, "/tmp/two-steps.svg", settings, pool=render_pool).result
+    assert _without_timings(proven.result) == _without_timings(cold)
+    assert cold["summary"]["proven_removable"] > 0 and cold["bulk_removal"]
+
+    first_colour = text.index("#", text.index("<path"))
+    edited = text[:first_colour] + "#123456" + text[first_colour + 7:]
+    service.run(kind="score", text=edited, uri=uri, settings={**SETTINGS, "prove": False})
+    again = service.run(kind="score", text=edited, uri=uri, settings={**SETTINGS, "prove": True})
+    assert service.status()["cache"]["proofs_after_scoring"] == 2
+    assert service.status()["cache"]["incremental_scorings"] == 1
+    cold = score_text(edited, "/tmp/two-steps.svg", settings, pool=render_pool).result
+    assert _without_timings(again.result) == _without_timings(cold)

@@ -48,6 +48,14 @@ def independent_check(original: str, fixed: str, render_pool, settings) -> list:
     return found
 
 
+def test_fix_proves_even_when_given_settings_without_the_proof(settings, render_pool):
+    """svgloo fix removes what the removal proof passed: settings that would score
+    without it (docs/two-speeds.md) still give the same fix, not an empty one."""
+    quick = settings.with_(prove=False)
+    assert fix(LAYER, quick, render_pool).text == fix(LAYER, settings, render_pool).text
+    assert fix(LAYER, quick, render_pool).removed == {"invisible": ["circle", "rect"]}
+
+
 def test_a_hidden_layer_goes_with_its_clip_path_and_the_empty_defs_stays_for_the_symbol(
         settings, render_pool):
     fixed = fix(LAYER, settings, render_pool)

@@ -72,6 +72,22 @@ def test_eval_loo_attaches_engine_deltas(tmp_path):
                                     for u in loo["units"])
 
 
+def test_eval_loo_scores_without_the_removal_proof(tmp_path, monkeypatch):
+    """--loo reports deltas and verdicts, never removals: the removal proof (most of a
+    large file's scoring) is not computed (docs/two-speeds.md)."""
+    import svgloo.engine.scoring.score as score
+
+    def no_proof(*args, **kw):
+        raise AssertionError("the removal proof ran for --loo")
+
+    monkeypatch.setattr(score, "run_proof", no_proof)
+    bench = build_svgeditbench(tmp_path / "seb", sorted(TWEMOJI.glob("*.svg"))[:1])
+    result = run_eval(SvgEditBenchSuite(), "upsidedown", bench, None,
+                      RunOptions(no_edit=True, loo=True, progress=False))
+    [row] = result["samples"]
+    assert "error" not in row["loo"] and row["loo"]["units"]
+
+
 def test_pss_iou_backbone_patched_equals_whole_and_is_an_iou():
     rng = np.random.default_rng(1)
     full = np.full((40, 40, 3), 255, np.uint8)

@@ -101,13 +101,19 @@ def apply_workspace_edit(text: str, edit: types.WorkspaceEdit, uri: str, version
     return text
 
 
-async def diagnostics(client: LanguageClient, uri: str, version: int) -> list[types.Diagnostic]:
-    """The first diagnostics published for ``version``."""
+CHECKING = "removal-check-running"
+
+
+async def diagnostics(client: LanguageClient, uri: str, version: int,
+                      proven: bool = True) -> list[types.Diagnostic]:
+    """The first diagnostics published for ``version``; with ``proven``, the first that
+    no longer say the removal check is running (the server's second publication)."""
 
     async def published():
         while True:
             for p in client.published:
-                if p.uri == uri and p.version == version:
+                if p.uri == uri and p.version == version and not (
+                        proven and any(d.code == CHECKING for d in p.diagnostics)):
                     return list(p.diagnostics)
             await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
@@ -423,6 +429,27 @@ async def test_bulk_fix_keeps_the_picture(client: LanguageClient, tmp_path):
     fixed = apply_workspace_edit(text, bulk.edit, uri, 1, enc)
     assert GHOST not in fixed and fixed.count("<rect") == 1
     assert np.array_equal(render_rgba(fixed, 192), render_rgba(text, 192))
+
+
+async def test_nothing_is_offered_for_deletion_before_the_proof(client: LanguageClient,
+                                                                   tmp_path):
+    """The first publication comes from the scoring without the removal proof: one hint
+    says the check is running and no unit is offered for deletion; the publication for
+    the same version after the proof has the proven "no visible effect" hints and the
+    bulk fix."""
+    text = TWINS.format(extra=GHOST)
+    uri = open_doc(client, tmp_path / "early.svg", text)
+    first = await diagnostics(client, uri, 1, proven=False)
+    [checking] = [d for d in first if d.code == CHECKING]
+    assert "removal check is running" in checking.message and checking.data is None
+    assert not [d for d in first if d.code == "invisible"]
+    assert await code_actions(client, uri, checking) == []
+    # (the mostly hidden twin keeps its own Remove, as before: a finding, not the proof's)
+    titles = [a.title for d in first for a in await code_actions(client, uri, d)]
+    assert not [t for t in titles if "no visible effect" in t]
+    later = await diagnostics(client, uri, 1)
+    assert not [d for d in later if d.code == CHECKING]
+    assert len([d for d in later if d.code == "invisible"]) == 2
 
 
 FINDINGS = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">\n'

@@ -200,9 +200,12 @@ def test_one_line_icon_labels_and_bulk_fix(nvim, home):
          "cleared": "harmful"},
         {"kind": "open", "name": "beach", "path": str(home / "beach.svg")},
         {"kind": "wait", "name": "purity", "code": "low-purity"},
-        {"kind": "open", "name": "twins", "path": str(home / "twins.svg")},
+        # (after the removal proof: "no visible effect" is published once it has run)
+        {"kind": "open", "name": "twins", "path": str(home / "twins.svg"),
+         "wait_code": "invisible"},
         {"kind": "action", "name": "twin-menu", "line": 1, "col": 2, "apply": False},
-        {"kind": "open", "name": "twins-ghost", "path": str(home / "twins-ghost.svg")},
+        {"kind": "open", "name": "twins-ghost", "path": str(home / "twins-ghost.svg"),
+         "wait_code": "invisible"},
         {"kind": "action", "name": "bulk", "line": 3, "col": 2, "apply": True,
          "choose": "no visible effect"},
     ])

@@ -236,3 +236,19 @@ def test_findings_and_proven_bulk_removal(make_window, tmp_path, qtbot):
                     timeout=WAIT_MS)
     assert svg.read_bytes() == original and w.save() and svg.read_text() == edited
     assert w.undo() and w.session.text == original.decode()
+
+
+def test_the_viewer_scores_with_the_removal_proof_whatever_its_base_settings(make_window,
+                                                                            tmp_path):
+    """Remove and "Remove all proven-removable" act on the removal proof: the viewer asks
+    for it even when the settings it was given would score without it
+    (docs/two-speeds.md), so what it offers is proven, never "unchecked"."""
+    from svgloo.engine.scoring.score import ScoreSettings
+
+    svg = tmp_path / "findings.svg"
+    svg.write_text(FINDINGS_SVG)
+    w = make_window(svg, base_settings=ScoreSettings(backbone="pixel", prove=False))
+    assert w.score_settings().prove is True
+    statuses = {r["index"]: r["removal"]["status"] for r in w.model.rows}
+    assert "unchecked" not in statuses.values()
+    assert statuses[3] == "proven" and w.removal_candidates() == [3]

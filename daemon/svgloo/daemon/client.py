@@ -289,6 +289,21 @@ class DaemonClient:
               priority: str = "interactive") -> dict:
         return self._analyse("/v1/score", text, path, uri, version, settings, priority)
 
+    def score_quick(self, text=None, path=None, uri=None, version=None,
+                    settings: dict | None = None, priority: str = "interactive") -> dict:
+        """The first of the two steps: the scoring without the removal proof (every
+        unit's removal "unchecked"); ``prove`` next gives the proof of the same text."""
+        return self.score(text, path, uri, version, {**(settings or {}), "prove": False},
+                          priority)
+
+    def prove(self, text=None, path=None, uri=None, version=None,
+              settings: dict | None = None, priority: str = "interactive") -> dict:
+        """The second step: the scoring with the removal proof. After ``score_quick`` of
+        the same text and settings the daemon proves the run it kept (the leave-one-out is
+        not done again); a newer version of the same ``uri`` cancels it."""
+        return self.score(text, path, uri, version, {**(settings or {}), "prove": True},
+                          priority)
+
     def structure(self, text=None, path=None, uri=None, version=None,
                   settings: dict | None = None, priority: str = "interactive") -> dict:
         return self._analyse("/v1/structure", text, path, uri, version, settings, priority)

@@ -34,7 +34,9 @@ _ANALYSE_REQUEST = {
         "settings": {"type": "object", "description":
                      "ScoreSettings (or StructureSettings) field names: backbone, method, "
                      "size, subpaths, reference, prompt, helpful_threshold, "
-                     "harmful_threshold, weights, device"},
+                     "harmful_threshold, weights, device, prove (default true: the "
+                     "removal proof; false answers with the leave-one-out alone, and the "
+                     "same text scored again with prove true proves the kept run)"},
         "priority": {"type": "string", "enum": ["interactive", "batch"],
                      "default": "interactive"},
     },

@@ -231,6 +231,7 @@ class ScoringService:
         # what it can have changed (score_document's ``previous``).
         self.runs = LRUCache(max_items=KEPT_RUNS)
         self.incremental = 0  # scorings that started from a kept run
+        self.proven_later = 0  # removal proofs added to a kept run scored without one
         self.pool = pool or shared_pool(limits)
         self.started = time.time()
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
@@ -468,13 +469,23 @@ class ScoringService:
             choice, _ = self._choose(s)
             backbone = get_backbone(choice.name, s.weights, s.device, s.precision)
             check()
-            doc_key = (job.uri or job.name, repr(sorted(s.key().items())), choice.name)
+            # One kept run per document whether it was proven or not: the removal proof
+            # asked for after a scoring without it (the editor's two steps) proves that
+            # run, and an edit re-scores from it either way.
+            same_scoring = {k: v for k, v in s.key().items() if k != "prove"}
+            doc_key = (job.uri or job.name, repr(sorted(same_scoring.items())), choice.name)
             previous = self.runs.get(doc_key)
-            run = score_text(job.text, job.name, s, pool=self.pool, progress=check,
-                             backbone=backbone, layer_cache=self.layer_cache,
-                             previous=previous)
+            if s.prove and _unproven_run_of(previous, job.text, s):
+                from svgloo.engine.scoring.deferred_proof import prove_run
+
+                run = prove_run(previous, pool=self.pool, should_stop=check)
+                self.proven_later += 1
+            else:
+                run = score_text(job.text, job.name, s, pool=self.pool, progress=check,
+                                 backbone=backbone, layer_cache=self.layer_cache,
+                                 previous=previous)
+                self.incremental += previous is not None
             self.runs[doc_key] = run
-            self.incremental += previous is not None
             result = run.result
             result["backbone_detail"]["reason"] = choice.reason
             return cast(dict, result)
@@ -600,7 +611,8 @@ class ScoringService:
             "cache": {**self.cache.stats(), "layer_entries": len(self.layer_cache),
                       "layer_bytes": self.layer_cache.bytes,
                       "documents_kept": len(self.runs),
-                      "incremental_scorings": self.incremental},
+                      "incremental_scorings": self.incremental,
+                      "proofs_after_scoring": self.proven_later},
             "watching": sorted(self._watchers),
             "subscribers": len(self._subscribers),
             "render_workers": self.pool.workers,
@@ -624,6 +636,13 @@ class ScoringService:
         self._queue.put((-1, -1, None))
         self._worker.join(timeout=10)
         self.publish({"event": "shutdown"})
+
+
+def _unproven_run_of(run, text: str, settings) -> bool:
+    """Whether ``run`` (a kept ScoreRun, or None) is ``text`` scored with ``settings`` but
+    without the removal proof: the proof alone is then what a request with it asks."""
+    return (run is not None and run.proof is None and run.doc.text == text
+            and run.settings == settings.with_(prove=False))
 
 
 def _as_cache_hit(result: dict, seconds: float) -> dict:

@@ -7,7 +7,9 @@ key added to ``score.py`` without a type here (or the other way round) fails a t
 
 Keys marked ``NotRequired`` are those a result may lack: the removal proof's (a per-unit
 ``removal``, the summary's ``proven_removable``/``unverified``, ``bulk_removal``,
-``renderer_disagreement``) appear only where the engine runs that proof.
+``renderer_disagreement``) appear only where the engine runs that proof; a result scored
+without it (``ScoreSettings.prove`` off) has every unit's ``removal`` "unchecked" and the
+summary's ``unchecked`` count instead.
 """
 
 # No `from __future__ import annotations` here: on Python 3.11 a TypedDict whose
@@ -24,7 +26,9 @@ Verdict = Literal["helpful", "harmful", "neutral"]
 UnitKind = Literal["element", "subpath"]
 ReferenceKind = Literal["image", "text", "self"]
 FindingKind = Literal["speck", "mostly_hidden"]
-RemovalStatus = Literal["proven", "unverified", "visible"]
+# "unchecked": the removal proof has not run on this result (ScoreSettings.prove off);
+# such a unit is never offered for deletion until a proof says "proven".
+RemovalStatus = Literal["proven", "unverified", "visible", "unchecked"]
 
 
 class Position(TypedDict):
@@ -100,6 +104,7 @@ class Summary(TypedDict):
     mostly_hidden: int
     proven_removable: NotRequired[int]
     unverified: NotRequired[int]
+    unchecked: NotRequired[int]      # only without the proof: units not yet checked
 
 
 class Reference(TypedDict):
@@ -177,6 +182,12 @@ class ScoreResult(TypedDict):
     renderer_disagreement: NotRequired[RendererDisagreement | None]
 
 
+def is_proven(result: ScoreResult) -> bool:
+    """Whether the removal proof has run on this result: only then may its removal
+    verdicts be offered (a result scored without it has no ``bulk_removal`` key)."""
+    return "bulk_removal" in result
+
+
 # --- what a language-server diagnostic carries for its quick fix (Diagnostic.data) -----
 # As ruff-lsp does: the fix is found again from this, after checking that the text it was
 # computed on is still there (``hash`` of the span, ``version`` of the document).
@@ -222,4 +233,4 @@ __all__ = ["Verdict", "UnitKind", "ReferenceKind", "FindingKind", "RemovalStatus
            "UnitRow", "Summary", "Reference", "BackboneDetail", "Thresholds",
            "FindingThresholds", "Timings", "BulkRemoval", "NamedElement",
            "RendererDisagreement", "ScoreResult", "UnitFixData", "GroupFixData",
-           "PurityFixData", "FixData"]
+           "PurityFixData", "FixData", "is_proven"]

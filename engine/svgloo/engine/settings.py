@@ -47,6 +47,11 @@ class ScoreSettings:
     speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
     hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
     precision: str = "fp32"   # model backbones: fp32, or opt-in bf16 / int8 (CLIP)
+    # The removal proof (proof.py): which units may be deleted. Off, scoring gives the
+    # leave-one-out answer alone (every unit's removal "unchecked", no bulk removal) and
+    # ``deferred_proof.prove_run`` adds the proof later, equal to a scoring with it on.
+    # Front ends that offer removals prove; data sets that never remove need not.
+    prove: bool = True
     limits: Limits = field(default=DEFAULT_LIMITS)
 
     def key(self) -> dict:

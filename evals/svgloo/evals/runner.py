@@ -190,7 +190,10 @@ def _loo(suite, sample, svg: str, options: RunOptions, pool, tmp: Path) -> dict:
     backbone = cast(str, options.loo_backbone or getattr(suite, "loo_backbone", "pixel"))  # a suite names one
     ref = tmp / f"{_safe(sample.id)}.ref.svg"
     ref.write_text(sample.reference_svg, encoding="utf-8")
-    settings = ScoreSettings(backbone=backbone, size=suite.protocol.size, reference=str(ref))
+    # Deltas and verdicts only: which units may be deleted (the removal proof, often most
+    # of a scoring's time) is never shown here, so it is not computed.
+    settings = ScoreSettings(backbone=backbone, size=suite.protocol.size, reference=str(ref),
+                             prove=False)
     try:
         doc = parse_document(svg, f"{sample.id} (prediction)", settings.limits)
         run = score_document(doc, settings, pool=pool)

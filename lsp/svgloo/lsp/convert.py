@@ -50,6 +50,7 @@ class DiagnosticCode(str, Enum):
     SPECK = "speck"                      # engine findings.py kinds
     MOSTLY_HIDDEN = "mostly_hidden"
     UNVERIFIED = "unverified"            # looks invisible, removal not provable
+    CHECKING = "removal-check-running"   # scored without the proof yet (docs/two-speeds.md)
     RENDERERS_DIFFER = "renderers-differ"
     LOW_PURITY = "low-purity"            # structure analysis
     MORE = "more"                        # the cap's summary
@@ -410,6 +411,7 @@ def score_diagnostics(result: ScoreResult, lines: LineIndex, options: Diagnostic
                 data=fix_data(f.row, lines, version)))
     if options.invisible:
         out.extend(unverified_diagnostics(rows, lines, result.get("render_size"), uri))
+        out.extend(checking_diagnostics(result, lines))
     out.extend(disagreement_diagnostics(result, lines, uri))
     return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
 
@@ -442,6 +444,23 @@ def unverified_diagnostics(rows: list[UnitRow], lines: LineIndex, size,
                 uri, rng, f"{describe_unit(row)} looks invisible to CairoSVG at {size} px, "
                 f"but svgloo cannot vouch for that: {removal.get('reason', '')}")))
     return out
+
+
+def checking_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnostic]:
+    """While the result has no removal proof yet (scored without it: the language server's
+    first answer), one hint on the root saying that the units without a footprint are
+    being checked: none of them is offered for deletion until the proof has passed."""
+    waiting = [r for r in result.get("units", []) if not r.get("visible", True)
+               and (r.get("removal") or {}).get("status") == "unchecked"]
+    if not waiting:
+        return []
+    n = len(waiting)
+    return [types.Diagnostic(
+        range=root_range(lines), severity=types.DiagnosticSeverity.Hint, source=SOURCE,
+        code=DiagnosticCode.CHECKING,
+        message=f"{n} unit{'s' if n != 1 else ''} show{'' if n != 1 else 's'} no footprint: "
+                "the removal check is running (two renderers, two sizes); nothing is "
+                "offered for deletion until it has passed")]
 
 
 def _severity_rank(d: types.Diagnostic) -> int:
@@ -655,7 +674,10 @@ def hover_markdown(row: UnitRow, structure_row: dict | None, result: ScoreResult
              f"x{result.get('render_size')}" + ("" if row.get("visible", True)
                                                 else f" (none above {CHANGED_THRESHOLD}/255)")]
     removal = row.get("removal")
-    if removal:
+    if removal and removal.get("status") == "unchecked":
+        lines.append("- removal: the removal check is running; nothing is offered for "
+                     "deletion until it has passed")
+    elif removal:
         lines.append(f"- removal: {removal.get('status')} ({removal.get('reason', '')})")
     for finding in row.get("findings") or []:
         # the numbers behind the diagnostic's short message

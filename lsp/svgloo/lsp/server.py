@@ -11,9 +11,17 @@ loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
 and ``actions`` builds the quick fixes.
 
 Per document: changes are debounced (``DEBOUNCE_S``), a newer change cancels the work for
-the older version (the asyncio task, and the engine run - scoring and the structure
-analysis after it - through its progress callback), and results are published only for
-the version they were computed on.
+the older version (the asyncio task, and the engine run - scoring, the removal proof and
+the structure analysis after it - through its progress callback), and results are
+published only for the version they were computed on.
+
+Two speeds (docs/two-speeds.md): the first diagnostics come from a scoring without the
+removal proof (``ScoreSettings.prove`` off: verdicts, findings, footprints), published at
+once; the proof follows in the background (``_prove``: the engine's
+``deferred_proof.prove_run``, or the daemon's score with ``prove`` on, which proves the run
+it kept) and the diagnostics are published again with it. Until then no unit is offered
+for deletion ("no visible effect" needs a proven removal) and one hint says the check is
+running; a proof is applied only to the very text it was computed on.
 
 Diagnostics are pushed (``textDocument/publishDiagnostics``, which every client shows):
 each publication is the complete set for its version, and an identical set is never
@@ -38,7 +46,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from svgloo.engine.errors import Cancelled
-from svgloo.engine.result_types import ScoreResult
+from svgloo.engine.result_types import ScoreResult, is_proven
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE, parse_fields
 from svgloo.engine.version import __version__
 
@@ -103,13 +111,14 @@ class Settings:
             log.warning("svgloo setting ignored: %s", problem)
         return replace(self, **changes), problems
 
-    def engine_dict(self) -> dict:
-        """ScoreSettings field names (what the engine and the daemon take)."""
+    def engine_dict(self, prove: bool = False) -> dict:
+        """ScoreSettings field names (what the engine and the daemon take); ``prove``:
+        with the removal proof (the editor's first answer comes without it)."""
         return {"backbone": self.backbone or "auto", "size": int(self.render_size),
                 "reference": self.reference.strip() or None,
                 "prompt": self.prompt.strip() or None,
                 "helpful_threshold": self.helpful_threshold,
-                "harmful_threshold": self.harmful_threshold}
+                "harmful_threshold": self.harmful_threshold, "prove": prove}
 
 
 @dataclass
@@ -125,6 +134,7 @@ class DocState:
     structure_spans: list = field(default_factory=list)
     layer_cache: dict = field(default_factory=dict)
     run: Any = None                     # the last in-process ScoreRun: an edit starts from it
+    by_daemon: bool = False             # the stored result came from the daemon
     waiters: list = field(default_factory=list)
     published: tuple | None = None      # (version, diagnostics) last pushed
     removal: tuple | None = None        # (text, candidates, size, allowed, RemovalCheck)
@@ -225,6 +235,8 @@ class SvglooServer(LanguageServer):
             st.version, st.text, st.result, st.error = version, text, result, error
             st.structure, st.structure_spans = None, []
             self._deliver(uri)
+            if result is not None and not is_proven(result):
+                await self._prove(uri, snapshot, settings, cancel, st)
             if result is not None and settings.diagnostics.purity:
                 await self._structure(uri, snapshot, settings, cancel)
         except asyncio.CancelledError:
@@ -248,6 +260,7 @@ class SvglooServer(LanguageServer):
         loop = asyncio.get_running_loop()
         name = fs_name(uri)
         progress = await self._progress_begin(f"svgloo: scoring {name.rsplit('/', 1)[-1]}")
+        st.by_daemon = False
         try:
             if settings.use_daemon:
                 try:
@@ -255,6 +268,7 @@ class SvglooServer(LanguageServer):
                         self.executor, _score_via_daemon, text, uri, version,
                         settings.engine_dict())
                     if result is not None:
+                        st.by_daemon = True
                         return result, None
                 except SvglooError as exc:
                     return None, exc
@@ -279,6 +293,53 @@ class SvglooServer(LanguageServer):
         finally:
             if progress is not None:
                 progress.end()
+
+    async def _prove(self, uri, snapshot, settings: Settings, cancel, st: DocState) -> None:
+        """The removal proof of the result just published (scored without it), then the
+        diagnostics again with it; nothing when a newer text came meanwhile (``cancel``,
+        the snapshot) or the proof failed (the first answer stays: nothing offered)."""
+        from svgloo.engine.errors import SvglooError
+
+        loop = asyncio.get_running_loop()
+        version, text = snapshot
+
+        def should_stop(*_) -> bool:
+            if cancel.is_set():
+                raise Cancelled()
+            return False
+
+        try:
+            result = None
+            if st.by_daemon:
+                try:
+                    result = await loop.run_in_executor(
+                        self.executor, _score_via_daemon, text, uri, version,
+                        settings.engine_dict(prove=True))
+                except SvglooError as exc:
+                    log.info("svgloo: no removal proof for %s: %s", uri, exc)
+                    return
+                except Exception as exc:  # noqa: BLE001 - prove here instead
+                    log.warning("svgloo: daemon proof failed (%s); proving in-process", exc)
+            if result is None:
+                if st.run is None or st.run.doc.text != text:
+                    # (the first answer came from the daemon, now gone: score with the proof)
+                    st.run = await loop.run_in_executor(
+                        self.executor, _score_in_process, text, fs_name(uri),
+                        settings.engine_dict(prove=True), should_stop, st.layer_cache,
+                        st.run)
+                else:
+                    st.run = await loop.run_in_executor(self.executor, _prove_in_process,
+                                                        st.run, should_stop)
+                result = st.run.result
+        except Cancelled:
+            return
+        except Exception as exc:  # noqa: BLE001 - the first answer stays, nothing offered
+            log.info("svgloo: no removal proof for %s: %s", uri, exc)
+            return
+        if cancel.is_set() or self.current(uri) != snapshot or st.text != text:
+            return  # a stale proof is never applied to a newer text
+        st.result = result
+        self._deliver(uri)
 
     async def _structure(self, uri, snapshot, settings: Settings, cancel) -> None:
         loop = asyncio.get_running_loop()
@@ -526,6 +587,13 @@ def _score_in_process(text: str, name: str, settings: dict, progress, layer_cach
 
     return score_text(text, name, ScoreSettings(**settings), progress=progress,
                       layer_cache=layer_cache, previous=previous)
+
+
+def _prove_in_process(run, should_stop):
+    """The run with its removal proof (engine ``deferred_proof.prove_run``)."""
+    from svgloo.engine.scoring.deferred_proof import prove_run
+
+    return prove_run(run, should_stop=should_stop)
 
 
 def _check_removal(text: str, name: str, candidates: list[int], size: int,

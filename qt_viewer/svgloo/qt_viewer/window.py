@@ -373,8 +373,9 @@ class ViewerWindow(QMainWindow):
         prompt = self.prompt_edit.text().strip() or None
         if ref and prompt:
             prompt = None  # an image reference wins; the CLI makes these exclusive
+        # prove: the viewer's Remove and "Remove all proven-removable" act on the proof
         return self.base_settings.with_(backbone=self.backbone_combo.currentText(),
-                                        reference=ref, prompt=prompt)
+                                        reference=ref, prompt=prompt, prove=True)
 
     def _settings_edited(self) -> None:
         now = (self.reference_edit.text(), self.prompt_edit.text())

@@ -598,8 +598,10 @@ def bench_file(path: str, index: int, *, seed: int = 0, backbone: str = "pixel",
         for attempt in range(1, tries + 1):  # noqa: B007 - read after the loop: the attempts made
             inj = inject_artifacts(clean_doc.text, path, rng, k)
             layer_cache.clear()
+            # (deltas and footprints only: no removal proof, which nothing here reads)
             settings = ScoreSettings(backbone=choice.name, size=size,
-                                     reference=ref_paths["oracle"], limits=limits)
+                                     reference=ref_paths["oracle"], limits=limits,
+                                     prove=False)
             run = score_text(inj.text, path, settings, pool=pool, backbone=bb,
                              layer_cache=layer_cache)
             rows = run.result["units"]

@@ -300,7 +300,8 @@ def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible"
     settings = settings or ScoreSettings(backbone="pixel")
     pool = pool or shared_pool(settings.limits)
     doc = parse_document(text, name, settings.limits)
-    run = score_document(doc, settings, pool=pool)
+    # A fix removes only what the removal proof passed: always scored with it.
+    run = score_document(doc, settings.with_(prove=True), pool=pool)
     return fix_scored(run.units, run.result, kinds, settings.limits, pool)
 
 

@@ -90,13 +90,27 @@ class FullPictures:
     after an edit, when the layers come from the cache, the renders no longer wait on one
     another. ``get`` re-raises a render's error where the picture is needed."""
 
-    def __init__(self, text: str, size: int, limits: Limits, pool, name: str):
+    def __init__(self, text: str, size: int, limits: Limits, pool, name: str,
+                 renderers: tuple[str, ...] = PROOF_RENDERERS):
+        # ``renderers``: those started now; any other starts when first asked for (a
+        # scoring without the removal proof needs only CairoSVG's, and its proof, asked for
+        # later, resvg's: the render is then not on the first answer's way).
         self.text, self.size = text, size
         self._out: dict = {}
         self._threads = {}
-        for renderer in PROOF_RENDERERS:
-            job = (text, size, limits, name, renderer)
-            thread = threading.Thread(target=self._run, args=(pool, job, name), daemon=True)
+        self._job = (text, size, limits, name)
+        self._pool = pool
+        self._lock = threading.Lock()
+        for renderer in renderers:
+            self._start(renderer)
+
+    def _start(self, renderer: str) -> None:
+        with self._lock:
+            if renderer in self._threads:
+                return
+            job = (*self._job, renderer)
+            thread = threading.Thread(target=self._run, args=(self._pool, job, self._job[3]),
+                                      daemon=True)
             self._threads[renderer] = thread
             thread.start()
 
@@ -108,6 +122,7 @@ class FullPictures:
             self._out[job[-1]] = (None, exc)
 
     def get(self, renderer: str) -> np.ndarray:
+        self._start(renderer)
         self._threads[renderer].join()
         picture, error = self._out[renderer]
         if error is not None:

@@ -21,11 +21,13 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.leave_one_out.loo import LooResult, leave_one_out
 from svgloo.engine.reading.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
-from svgloo.engine.proving.proof import prove_removals
+from svgloo.engine.scoring.deferred_proof import (removal_counts, run_proof, unchecked_rows,
+                                                 with_proof)
 from svgloo.engine.proving.proof_reuse import EarlyMeasures, ProofState
 from svgloo.engine.scoring.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.scoring.reference_checks import mismatch_warning, reference_warnings
 from svgloo.engine.rendering.render_jobs import FullPictures, job_render_full
+from svgloo.engine.rendering.renderers import PROOF_RENDERERS
 from svgloo.engine.result_types import ScoreResult, Summary, UnitRow, Verdict
 from svgloo.engine.reading.safety import check_document
 from svgloo.engine.reading.units import UnitSet
@@ -82,6 +84,11 @@ class ScoreRun:
     settings: ScoreSettings | None = field(default=None, repr=False)
     prepared: object = field(default=None, repr=False)
     proof: ProofState | None = field(default=None, repr=False)
+    # Scored without the proof: the last proof of an earlier text of this document, which
+    # the proof asked for later (deferred_proof.prove_run) or the next scoring reuses.
+    proof_basis: ProofState | None = field(default=None, repr=False)
+    # The document's full pictures, for a proof asked later.
+    pictures: FullPictures | None = field(default=None, repr=False)
 
     def footprint(self, unit: int) -> np.ndarray:
         if unit not in self.footprints_cache:
@@ -128,15 +135,21 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     finding = work.stage(findings_steps(units, thresholds), ARRAY_STEP)
     # Findings render units alone; a shared cache reuses loo_fast's single-unit layers.
     layer_cache = {} if layer_cache is None else layer_cache
-    if previous is not None and (previous.settings != settings
+    if previous is not None and (not _same_scoring(previous.settings, settings)
                                  or previous.result.get("backbone") != backbone.name):
         previous = None
+    # The last proof of an earlier text, whichever run proved it (a run scored without
+    # the proof carries its predecessor's): the proof's reuse starts from it.
+    basis = None if previous is None else (
+        previous.proof if previous.proof is not None else previous.proof_basis)
     # The document's pictures in both renderers, from now on beside the layers: the
-    # leave-one-out's full render and the proof's comparison of the renderers.
-    pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name)
+    # leave-one-out's full render and the proof's comparison of the renderers (resvg's
+    # only once the proof asks for it, when it is not run now).
+    pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name,
+                            PROOF_RENDERERS if settings.prove else ("cairosvg",))
     # After an edit, what the proof's reuse measures starts once the layers are drawn.
-    early = EarlyMeasures(previous.proof, units, limits, pool, pictures) \
-        if previous is not None and previous.proof is not None else None
+    early = EarlyMeasures(basis, units, limits, pool, pictures) \
+        if settings.prove and basis is not None else None
     loo = leave_one_out(units, settings.method, settings.size, limits, pool, work,
                         layer_cache=layer_cache, alone=findings_steps(units, thresholds) > 0,
                         previous=previous.loo if previous else None, pictures=pictures,
@@ -184,15 +197,9 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     for row, findings in zip(unit_rows, found):
         row["findings"] = findings
     t_findings = time.perf_counter() - t_findings
-    # Which units may be deleted: a stricter proof than the footprint (proof.py).
-    invisible = [r["index"] for r in unit_rows if not r["visible"]]
-    proof = prove_removals(units, invisible, settings.size, limits, pool,
-                           over_white={i: loo.patches[i].largest_change(loo.full)
-                                       for i in invisible},
-                           previous=previous.proof if previous else None,
-                           pictures=pictures, early=early)
-    for row, removal in zip(unit_rows, proof.status):
-        row["removal"] = removal
+    # Which units may be deleted is the removal proof's (with_proof, below), unless it
+    # is asked for later (deferred_proof.prove_run): until then, none.
+    unchecked_rows(unit_rows)
     notes = []
     if spec.kind == "self":
         notes.append("self-analysis: the reference is the full render, so no unit can be "
@@ -212,23 +219,32 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         "full_score": round(full_score, 6),
         "units": unit_rows,
         "summary": cast(Summary, {**summarize(unit_rows), **count_findings(unit_rows)}),
-        "bulk_removal": proof.bulk,
-        "renderer_disagreement": proof.disagreement.to_json(doc) if proof.disagreement.pixels
-        else None,
-        "warnings": warnings + proof.warnings,
+        "warnings": warnings,
         "notes": notes,
         "timings": {"parse_s": round(t_parse, 4),
                     "render_s": round(loo.timings.get("render_s", 0.0), 4),
                     "composite_s": round(loo.timings.get("composite_s", 0.0), 4),
                     "score_s": round(t_score, 4),
                     "findings_s": round(t_findings, 4),
-                    "proof_s": round(proof.seconds, 4),
-                    "proof_renders": proof.renders,
                     "renders": loo.renders,
                     "total_s": round(time.perf_counter() - t0, 4)},
     }
-    return ScoreRun(result, doc, units, loo, settings=settings, prepared=prepared,
-                    proof=proof.state)
+    run = ScoreRun(result, doc, units, loo, settings=settings, prepared=prepared,
+                   pictures=pictures)
+    if not settings.prove:
+        run.proof_basis = basis
+        return run
+    # A stricter proof than the footprint (proof.py), the same call prove_run makes later.
+    proof = run_proof(run, pool=pool, previous=basis, early=early)
+    run.result = with_proof(result, proof, doc)
+    run.proof = proof.state
+    return run
+
+
+def _same_scoring(earlier: ScoreSettings | None, settings: ScoreSettings) -> bool:
+    """Whether a run scored with ``earlier`` can start a scoring with ``settings``: the
+    same settings, whether either proves or not (the proof is added or reused apart)."""
+    return earlier is not None and earlier.with_(prove=settings.prove) == settings
 
 
 def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage,
@@ -276,8 +292,7 @@ def summarize(rows: list[UnitRow]) -> dict[str, int]:
         "harmful": sum(r["verdict"] == "harmful" for r in rows),
         "neutral": sum(r["verdict"] == "neutral" for r in rows),
         "invisible": sum(not r["visible"] for r in rows),
-        "proven_removable": sum(r.get("removal", {}).get("status") == "proven" for r in rows),
-        "unverified": sum(r.get("removal", {}).get("status") == "unverified" for r in rows),
+        **removal_counts(rows),
     }
 
 
