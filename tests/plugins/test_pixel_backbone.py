@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.ndimage import gaussian_filter
 
-from svgloo.engine.protocols import Reference
+from svgloo.engine.protocols import EarlierScoring, Reference
 from svgloo.engine.scoring.score import ScoreSettings, render_document, score_file
 from svgloo.engine.reading.document import load_document
 from svgloo.plugins import pixel_backbone
@@ -235,7 +235,7 @@ def test_a_small_change_rescores_a_large_patch_near_it_only(monkeypatch, render_
         (at[1] - at[0]) * (at[3] - at[2])) or real(x, p, prep, at))
     after = backbone.prepare(Reference("self", "self", image=edited))
     again = backbone.similarity_patched(edited, [large], after,
-                                        previous=(full, [large], before))
+                                        previous=EarlierScoring(full, [large], before))
     assert len(areas) == 1 and areas[0] <= (2 * pixel_backbone.SUM_TILE) ** 2
     cold = backbone.similarity_patched(edited, [large],
                                        backbone.prepare(Reference("self", "s", image=edited)))

@@ -12,6 +12,7 @@ A third party adds one by declaring an entry point in its own package, e.g.::
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -44,10 +45,8 @@ class Backbone(Protocol):
     ``description`` is what the output reports ("pixel SSIM", "open_clip ViT-B-32 openai
     (cpu)").
 
-    Optional: ``similarity_patched(full, patches, prepared, on_done=None)`` scores
-    leave-one-out images given as patches on the full render (each patch has ``box`` =
-    (y0, y1, x0, x1) or None, and ``pixels``), when that is cheaper than whole images; when
-    it takes ``on_done``, it calls ``on_done(k)`` as k more patches are scored (progress).
+    A backbone that can score a leave-one-out image from its patch on the full render more
+    cheaply than from the whole image implements ``PatchedBackbone`` as well.
     """
 
     name: str
@@ -59,6 +58,34 @@ class Backbone(Protocol):
 
     def similarity(self, images: np.ndarray, prepared: Any) -> np.ndarray:
         """``images``: (N, H, W, 3) uint8 RGB. Returns (N,) float64 similarities."""
+
+
+@dataclass(frozen=True)
+class EarlierScoring:
+    """What an earlier scoring of the same document (same settings, same backbone) hands the
+    next one's backbone, after an edit: its full render, its leave-one-out images as patches
+    on that render, and the reference as the backbone prepared it. A backbone may reuse
+    what the edit cannot have changed; its answer must equal a scoring without it. (The
+    engine's own stages take their parts of the earlier run, typed: leave-one-out its
+    ``LooResult``, the proof its ``ProofState``; ``ScoreRun`` carries all of them.)"""
+
+    full: np.ndarray          # (H, W, 3) uint8 RGB
+    patches: Sequence[Any]    # objects with ``box`` ((y0, y1, x0, x1) or None) and ``pixels``
+    prepared: Any             # what ``prepare`` returned for the earlier scoring
+
+
+@runtime_checkable
+class PatchedBackbone(Backbone, Protocol):
+    """A backbone that scores leave-one-out images given as patches on the full render.
+
+    ``similarity_patched`` returns (N,) similarities, one per patch (a patch with ``box`` None
+    is the full render itself); it calls ``on_done(k)`` as k more patches are scored
+    (progress), and may use ``previous`` (see ``EarlierScoring``)."""
+
+    def similarity_patched(self, full: np.ndarray, patches: Sequence[Any], prepared: Any, *,
+                           on_done: Callable[[int], object] | None = None,
+                           previous: EarlierScoring | None = None) -> np.ndarray:
+        ...
 
 
 @dataclass(frozen=True)
@@ -97,5 +124,5 @@ def load_plugin(group: str, name: str):
     return eps[name].load()
 
 
-__all__ = ["Reference", "Backbone", "Concept", "ConceptSource", "Grounder", "discover",
-           "load_plugin"]
+__all__ = ["Reference", "Backbone", "EarlierScoring", "PatchedBackbone", "Concept",
+           "ConceptSource", "Grounder", "discover", "load_plugin"]

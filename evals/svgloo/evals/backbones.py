@@ -12,7 +12,11 @@ docstring for how it differs from PSS).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from svgloo.engine.protocols import EarlierScoring
 
 
 class _MseBackbone:
@@ -35,7 +39,9 @@ class _MseBackbone:
             out[i] = 1.0 - float(np.mean(diff * diff))
         return out
 
-    def similarity_patched(self, full: np.ndarray, patches, prepared: np.ndarray) -> np.ndarray:
+    def similarity_patched(self, full: np.ndarray, patches, prepared: np.ndarray, *,
+                           on_done: Callable[[int], object] | None = None,
+                           previous: EarlierScoring | None = None) -> np.ndarray:
         """MSE is a sum over pixels, so a leave-one-out image that differs from ``full``
         inside a box changes only that box's share of the sum."""
         x = full.astype(np.float64) / 255.0
@@ -50,6 +56,8 @@ class _MseBackbone:
             y0, y1, x0, x1 = patch.box
             new = (patch.pixels.astype(np.float64) / 255.0 - prepared[y0:y1, x0:x1]) ** 2
             out[i] = 1.0 - (total - float(sq[y0:y1, x0:x1].sum()) + float(new.sum())) / n
+        if on_done is not None:  # no earlier scoring to reuse: each patch is one box's sum
+            on_done(len(patches))
         return out
 
 
@@ -91,7 +99,9 @@ class SvgeniusPssIouBackbone:
     def similarity(self, images: np.ndarray, prepared: np.ndarray) -> np.ndarray:
         return np.array([_iou(_drawn(image), prepared) for image in images], np.float64)
 
-    def similarity_patched(self, full: np.ndarray, patches, prepared: np.ndarray) -> np.ndarray:
+    def similarity_patched(self, full: np.ndarray, patches, prepared: np.ndarray, *,
+                           on_done: Callable[[int], object] | None = None,
+                           previous: EarlierScoring | None = None) -> np.ndarray:
         """Only the box changes, so intersection and union change only there."""
         drawn = _drawn(full)
         inter = int(np.logical_and(drawn, prepared).sum())
@@ -107,6 +117,8 @@ class SvgeniusPssIouBackbone:
             n_inter = inter - int((old & ref).sum()) + int((new & ref).sum())
             n_union = union - int((old | ref).sum()) + int((new | ref).sum())
             out[i] = n_inter / n_union if n_union else 0.0
+        if on_done is not None:
+            on_done(len(patches))
         return out
 
 

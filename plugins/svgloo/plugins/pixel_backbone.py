@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from svgloo.engine.rendering.composite import diff_box, patched_crop
-from svgloo.engine.protocols import Reference
+from svgloo.engine.protocols import EarlierScoring, Reference
 
 SIGMA = 1.5
 TRUNCATE = 3.5
@@ -280,7 +281,8 @@ class PixelBackbone:
         return out
 
     def similarity_patched(self, full: np.ndarray, patches, prepared: _Prepared,
-                           on_done=None, previous=None) -> np.ndarray:
+                           on_done: Callable[[int], object] | None = None,
+                           previous: EarlierScoring | None = None) -> np.ndarray:
         """Similarity of each leave-one-out image given as a patch on ``full`` (objects with
         ``box`` = (y0, y1, x0, x1) or None, and ``pixels``); ``on_done(1)`` after each.
 
@@ -289,7 +291,7 @@ class PixelBackbone:
         the full map's sum with d's sum swapped for the patched map's. The patched map's sum
         over d is kept per SUM_TILE tile of the canvas (``_TileSums``).
 
-        ``previous``: (full, patches, prepared) of an earlier scoring of the same document.
+        ``previous``: an earlier scoring of the same document (protocols.EarlierScoring).
         The patched map at a pixel reads the leave-one-out image and the reference within
         RADIUS of it; where neither changed within RADIUS of a tile, the tile's sum is the
         same number, and only the other tiles are computed again (``_reusable_sums``)."""
@@ -446,7 +448,8 @@ def _image_change(old_full: np.ndarray, old_patch, full: np.ndarray, patch,
     return boxes
 
 
-def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> list:
+def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared,
+                   previous: EarlierScoring | None) -> list:
     """Per patch, (its _TileSums from ``previous``, the rectangle of tiles to compute again
     or None) where the earlier sums can serve, else None; adopts the earlier preparation's
     statistics when the reference is the same image (or, in self-analysis, outside where
@@ -458,7 +461,7 @@ def _reusable_sums(full: np.ndarray, patches, prepared: _Prepared, previous) -> 
     none = [None] * len(patches)
     if previous is None:
         return none
-    old_full, old_patches, old_prepared = previous
+    old_full, old_prepared = previous.full, previous.prepared
     if (not isinstance(old_prepared, _Prepared) or old_full.shape != full.shape
             or old_prepared.image.shape != prepared.image.shape
             or len(old_prepared.patch_sums) != len(patches)):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from collections.abc import Mapping
 from typing import Final, cast
 
 import numpy as np
@@ -21,6 +20,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.leave_one_out.loo import LooResult, leave_one_out
 from svgloo.engine.reading.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
+from svgloo.engine.protocols import EarlierScoring, PatchedBackbone
 from svgloo.engine.scoring.deferred_proof import (removal_counts, run_proof, unchecked_rows,
                                                  with_proof)
 from svgloo.engine.proving.proof_reuse import EarlyMeasures, ProofState
@@ -167,7 +167,7 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     full_score = float(backbone.similarity(loo.full[None], prepared)[0])
     if not unfair:  # a blank or ill-proportioned reference is warned about already
         warnings += mismatch_warning(spec, backbone.name, full_score)
-    if hasattr(backbone, "similarity_patched"):
+    if isinstance(backbone, PatchedBackbone):
         scores = _similarity_patched(backbone, loo, prepared, scoring, previous)
     else:
         scores = _similarity_batched(backbone, loo, prepared, full_score, scoring)
@@ -247,25 +247,14 @@ def _same_scoring(earlier: ScoreSettings | None, settings: ScoreSettings) -> boo
     return earlier is not None and earlier.with_(prove=settings.prove) == settings
 
 
-def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage,
+def _similarity_patched(backbone: PatchedBackbone, loo: LooResult, prepared, stage: Stage,
                         previous: ScoreRun | None = None) -> np.ndarray:
-    """A backbone that scores patches itself; it reports each one done when its
-    ``similarity_patched`` takes ``on_done`` (a callable, called with a count), and
-    reuses what it can of an earlier scoring when it takes ``previous`` (the earlier
-    full render, patches and prepared reference; see protocols.Backbone)."""
-    import inspect
-
-    takes: Mapping[str, inspect.Parameter]
-    try:
-        takes = inspect.signature(backbone.similarity_patched).parameters
-    except (TypeError, ValueError):  # no signature to read (a builtin): assume not
-        takes = {}
-    kw: dict[str, object] = {}
-    if "on_done" in takes:
-        kw["on_done"] = stage.advance
-    if "previous" in takes and previous is not None:
-        kw["previous"] = (previous.loo.full, previous.loo.patches, previous.prepared)
-    return backbone.similarity_patched(loo.full, loo.patches, prepared, **kw)
+    """A backbone that scores patches itself (protocols.PatchedBackbone): it reports each
+    patch done, and may reuse what it can of an earlier scoring of the same document."""
+    earlier = None if previous is None else EarlierScoring(
+        full=previous.loo.full, patches=previous.loo.patches, prepared=previous.prepared)
+    return backbone.similarity_patched(loo.full, loo.patches, prepared,
+                                       on_done=stage.advance, previous=earlier)
 
 
 def _similarity_batched(backbone, loo: LooResult, prepared, full_score: float,
