@@ -30,6 +30,10 @@ def register(sub) -> None:
                      help="only say what would be removed; write nothing")
     how.add_argument("--diff", action="store_true",
                      help="print a unified diff (for patch -p0) instead of writing")
+    p.add_argument("--rewrite", action="store_true",
+                   help="also spell the file shorter (editor metadata, blanks, numbers, "
+                        "colours, styles, path data, ...), each rewrite proven not to "
+                        "change the picture; see docs/fix.md")
     p.add_argument("--reference", help="reference image (PNG/JPEG) or SVG, for --only harmful")
     p.add_argument("--backbone", default="pixel",
                    help="similarity backbone for harmful units (default pixel)")
@@ -97,8 +101,12 @@ def summary(fixed, saved: int, dry_run: bool) -> str:
                      f"{'s' if len(fixed.definitions) != 1 else ''} "
                      f"({_names(fixed.definitions)})")
     verb = "would remove" if dry_run else "removed"
-    line = f"{fixed.name}: {verb} {', '.join(parts)}; {saved:,} bytes saved; proven: " \
-           f"{fixed.checked}"
+    said = [f"{verb} {', '.join(parts)}"] if parts else []
+    if fixed.rewritten:
+        said.append(("would rewrite " if dry_run else "rewrote ") + ", ".join(
+            f"{n} {job}" for job, n in fixed.rewritten.items()))
+    line = f"{fixed.name}: {'; '.join(said)}; {saved:,} bytes saved; proven: " \
+           f"{fixed.checked or 'each rewrite and the whole result against the original'}"
     return line + (f"; note: {fixed.fell_back}" if fixed.fell_back else "")
 
 
@@ -123,7 +131,7 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
         raise InputError(path, "a compressed .svgz file; fix works on plain .svg files")
     if writing and not writable(path):
         raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
-    fixed = fix_text(data, path, kinds, settings, pool)
+    fixed = fix_text(data, path, kinds, settings, pool, rewrite=args.rewrite)
     new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
     if fixed.changed and args.diff:
         sys.stdout.write(unified_diff(fixed.original, fixed.text, path))
