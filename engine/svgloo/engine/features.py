@@ -158,7 +158,50 @@ def _element_reasons(doc: Document) -> dict[int, str]:
     return reasons
 
 
+# Lengths in these units: CairoSVG and resvg read no number (and draw nothing, or a
+# default), Chromium resolves them (Q: quarter-millimetres; viewport, line-height and
+# container units). CSS units are case-insensitive.
+_UNREAD_UNITS = re.compile(
+    r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?"
+    r"(q|[sld]?v(?:w|h|i|b|min|max)|ic|r?lh|r?cap|rex|rch|ric|cq(?:w|h|i|b|min|max))"
+    r"(?![\w%])", re.I)
+# Attributes and properties that hold lengths (not d, points, viewBox or transform,
+# where a letter after a number is a command or nothing).
+LENGTH_PROPERTIES = frozenset({
+    "x", "y", "width", "height", "r", "rx", "ry", "cx", "cy", "x1", "y1", "x2", "y2", "fx",
+    "fy", "fr", "dx", "dy", "stroke-width", "stroke-dasharray", "stroke-dashoffset",
+    "font-size", "letter-spacing", "word-spacing", "baseline-shift", "refX", "refY",
+    "markerWidth", "markerHeight", "textLength", "font"})
+_NUMBER_START = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def _browser_only_reason(tag: str, node, props: dict[str, str]) -> str | None:
+    """Values both proof renderers ignore or draw as nothing while Chromium draws them
+    (docs/renderers.md): then neither proof renderer can see a removal's effect."""
+    if tag == "svg" and node.getparent() is None and \
+            props.get("display", "").strip().lower() == "none":
+        return ('display="none" on the root <svg>, which CairoSVG and resvg draw as nothing '
+                "and Chromium draws")
+    width = _NUMBER_START.match(props.get("stroke-width", ""))
+    if width and float(width.group(1)) < 0:
+        return (f"a negative stroke-width ({props['stroke-width'].strip()[:20]}), which "
+                "CairoSVG and resvg draw as no stroke and Chromium as the default width")
+    for key in sorted(LENGTH_PROPERTIES & props.keys()):
+        unit = _UNREAD_UNITS.search(props[key])
+        if unit:
+            return (f"the CSS unit {unit.group(1)} ({key}: {props[key].strip()[:30]}), which "
+                    "CairoSVG and resvg do not read and Chromium does")
+    origin = props.get("transform-origin", "").strip().lower()
+    if origin and origin not in ("0 0", "0px 0px", "0", "initial", "left top", "top left"):
+        return (f"transform-origin: {origin[:30]}, which CairoSVG and resvg ignore (on text "
+                "both draw it unmoved) and Chromium applies")
+    return None
+
+
 def _reason(tag: str, node, props: dict[str, str]) -> str | None:
+    browser_only = _browser_only_reason(tag, node, props)
+    if browser_only:
+        return browser_only
     value = props.get("filter", "").strip()
     if value and value.lower() != "none":
         return _css_filter_reason(value)
@@ -256,6 +299,8 @@ def _unit_reasons(us: UnitSet) -> dict[int, str]:
         return None
 
     out: dict[int, str] = coincident_subpaths(us)
+    for index, reason in masked_box_reasons(us).items():
+        out.setdefault(index, reason)
     for u in us.units:
         if u.index in out:
             continue
@@ -311,4 +356,91 @@ def coincident_subpaths(us: UnitSet) -> dict[int, str]:
                     "on top of each other): browsers (Skia) antialias such edges differently "
                     "from CairoSVG and resvg, so what removing it changes in a browser cannot "
                     "be proven")
+    return out
+
+
+# --- masked groups: Chromium sizes the masked layer by the group's bounding box ----------
+
+_BOXED_SHAPES = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline",
+                           "polygon"})
+
+
+def _masked(props: dict[str, str]) -> bool:
+    value = props.get("mask", "").strip().lower()
+    return bool(value) and value != "none"
+
+
+def geometry_box(node) -> tuple[float, float, float, float] | None:
+    """(x0, y0, x1, y1) of a plain shape's geometry (no stroke) in its own user space;
+    None for anything else or what does not parse."""
+    import svgelements as se
+
+    tag = _local(node.tag)
+    get = node.get
+    try:
+        if tag == "path":
+            box = se.Path(get("d") or "").bbox()
+        elif tag == "rect":
+            box = se.Rect(x=get("x", "0"), y=get("y", "0"), width=get("width", "0"),
+                          height=get("height", "0")).bbox()
+        elif tag == "circle":
+            box = se.Circle(cx=get("cx", "0"), cy=get("cy", "0"), r=get("r", "0")).bbox()
+        elif tag == "ellipse":
+            box = se.Ellipse(cx=get("cx", "0"), cy=get("cy", "0"), rx=get("rx", "0"),
+                             ry=get("ry", "0")).bbox()
+        elif tag == "line":
+            box = se.SimpleLine(x1=get("x1", "0"), y1=get("y1", "0"), x2=get("x2", "0"),
+                                y2=get("y2", "0")).bbox()
+        elif tag in ("polyline", "polygon"):
+            box = se.Polyline(points=get("points") or "").bbox()
+        else:
+            return None
+    except Exception:  # svgelements raises many kinds on malformed values
+        return None
+    return tuple(float(v) for v in box) if box else None
+
+
+def masked_box_reasons(us: UnitSet) -> dict[int, str]:
+    """Units inside a masked element whose removal may change that element's bounding box.
+    Chromium (in a document or inline, not in an ``<img>``) sizes the masked layer by the
+    group's box, so removing a hidden unit that reaches the box's edge moves the mask's
+    edge (a real logo: 38/255 on 545 px); CairoSVG and resvg do not. A unit is left
+    proven only when its shape lies inside the box of the group's other shapes, with no
+    transform between them; anything else there is unverified."""
+    doc = us.doc
+    sheet = _sheet_declarations(doc)
+    masked: list[int] = []
+    for i, node in enumerate(doc.nodes):
+        props = {k.rsplit("}", 1)[-1]: v for k, v in node.attrib.items()}
+        props.update(sheet.get(i, {}))
+        props.update(_style_declarations(node.get("style") or ""))
+        if _masked(props) and len(node):
+            masked.append(i)
+    if not masked:
+        return {}
+    out: dict[int, str] = {}
+    for group in masked:
+        root = doc.nodes[group]
+        inside = [doc._index_of[n] for n in root.iter() if n is not root and
+                  doc._index_of.get(n) is not None]
+        plain = all(not doc.nodes[j].get("transform") and doc.elements[j].tag in
+                    _BOXED_SHAPES | {"g"} for j in inside)
+        boxes = {j: geometry_box(doc.nodes[j]) for j in inside
+                 if doc.elements[j].tag in _BOXED_SHAPES} if plain else {}
+        for u in us.units:
+            if u.element not in inside or u.index in out:
+                continue
+            mine = boxes.get(u.element)
+            others = [b for j, b in boxes.items() if j != u.element and b is not None]
+            if plain and mine is not None and others and None not in boxes.values():
+                x0 = min(b[0] for b in others)
+                y0 = min(b[1] for b in others)
+                x1 = max(b[2] for b in others)
+                y1 = max(b[3] for b in others)
+                if x0 <= mine[0] and y0 <= mine[1] and mine[2] <= x1 and mine[3] <= y1:
+                    continue  # the group's box stays what the other shapes make it
+            out[u.index] = (f"it lies in a masked <{doc.elements[group].tag}>, whose "
+                            "bounding box sizes the masked layer in browsers (in a page or "
+                            "an <object>), and removing it may change that box; CairoSVG "
+                            "and resvg do not size it so")
     return out
