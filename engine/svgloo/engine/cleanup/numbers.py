@@ -19,8 +19,9 @@ def parse(text: str) -> Decimal:
 
 
 def short(value: Decimal) -> str:
-    """The shortest plain decimal spelling of ``value``: no exponent, no trailing zeros, no
-    leading zero before the point, no sign on zero (``-0.50`` -> ``-.5``)."""
+    """The shortest spelling of ``value``: no trailing zeros, no leading zero before the
+    point, no sign on zero (``-0.50`` -> ``-.5``), an exponent only where that is at
+    least three characters shorter (``-1.070563e-14``)."""
     if value == 0:
         return "0"
     text = format(value, "f")
@@ -30,7 +31,11 @@ def short(value: Decimal) -> str:
         text = text[1:]
     elif text.startswith("-0."):
         text = "-" + text[2:]
-    return text
+    # -1.070563e-14 written out is 22 characters: the exponent form where it is much
+    # shorter (not 1e3 for 1000: a reader that trips on exponents costs a proof)
+    mantissa, _, exponent = format(value.normalize(), "e").partition("e")
+    scientific = f"{mantissa}e{int(exponent)}"
+    return scientific if len(scientific) + 3 <= len(text) else text
 
 
 def quantize(value: Decimal, decimals: int | None) -> Decimal:

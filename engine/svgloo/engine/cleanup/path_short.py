@@ -107,35 +107,28 @@ def _absolute(tokens: list[tuple[str, list[str]]]) -> list[tuple[str, list[Decim
     return out
 
 
-# Relative steps in a row before an absolute one, in the "short" spelling: CairoSVG draws a
-# relative step with cairo's rel_line_to/rel_curve_to, which adds the step rounded to
-# 1/256 device px to the current point, so the error of a run of relative steps adds up
-# (logos/blueprint.svg: ``L128 223.296 v74.450286`` for ``V297.746286`` moved CairoSVG's
-# pixels by 6/255). Four steps stay within 2/256 px, about 2/255 of an edge pixel.
-MAX_RELATIVE_RUN = 4
-
-
 def shortest(d: str, decimals: int | None = None, spelling: str = "short") -> str:
     """``d`` in its shortest spelling (see the module's doc); PathDataError when it does
     not parse. With ``decimals``, positions and arc radii are rounded to that many places.
 
-    ``spelling``: "short" writes each step absolute or relative, whichever is shorter
-    (runs of relative steps capped at MAX_RELATIVE_RUN); "keep" writes each step as the
-    input did (absolute or relative), which CairoSVG then draws exactly as before."""
+    ``spelling``: "short" writes each step absolute or relative, whichever is shorter (as
+    the input did on a tie); "keep" writes each step as the input did, which CairoSVG then
+    draws exactly as before: CairoSVG draws a relative step with cairo's rel_line_to /
+    rel_curve_to, which adds the step rounded to 1/256 device px to the current point, so
+    respelling a step moves its end by a rounding error, enough to change antialiased
+    pixels (logos/blueprint.svg: ``L128 223.296 v74.450286`` for ``V297.746286`` moved
+    CairoSVG's pixels by 6/255). The rewrite stage tries "short" first, then "keep"."""
     steps = _absolute(_tokens(d))
     q = (lambda v: quantize(v, decimals)) if decimals is not None else (lambda v: v)
     parts: list[str] = []
     last_letter = ""
     x = y = sx = sy = Decimal(0)
     first = True
-    run = 0                 # relative steps since the last absolute one
-    run_at_moveto = 0
     for up, values, was_relative in steps:
         px, py = x, y   # the current point before this step
         if up == "Z":
             letter, numbers = "z", []
             x, y = sx, sy
-            run = run_at_moveto
         else:
             if up == "A":
                 values = [q(values[0]), q(values[1])] + values[2:5] + [q(values[5]),
@@ -164,16 +157,13 @@ def shortest(d: str, decimals: int | None = None, spelling: str = "short") -> st
                 sx, sy = x, y
             abs_text = [_arg(up, k, v) for k, v in enumerate(absolute)]
             rel_text = [_arg(up, k, v) for k, v in enumerate(relative)]
-            if spelling == "keep":
+            abs_cost = len(join(abs_text)) + _letter_cost(up, last_letter)
+            rel_cost = len(join(rel_text)) + _letter_cost(up.lower(), last_letter)
+            if spelling == "keep" or abs_cost == rel_cost:
                 use_abs = first or not was_relative
             else:
-                use_abs = first or run >= MAX_RELATIVE_RUN or \
-                    not _same_in_floats(up, absolute, relative, px, py) or \
-                    len(join(abs_text)) + _letter_cost(up, last_letter) <= \
-                    len(join(rel_text)) + _letter_cost(up.lower(), last_letter)
-            run = 0 if use_abs else run + 1
-            if up == "M":
-                run_at_moveto = run
+                use_abs = first or abs_cost < rel_cost or \
+                    not _same_in_floats(up, absolute, relative, px, py)
             letter, numbers = (up, abs_text) if use_abs else (up.lower(), rel_text)
             first = False
         implied = (letter == last_letter and letter not in "Mm") or \
@@ -194,11 +184,8 @@ def shortest(d: str, decimals: int | None = None, spelling: str = "short") -> st
 
 def _same_in_floats(up: str, absolute: list[Decimal], relative: list[Decimal],
                     x: Decimal, y: Decimal) -> bool:
-    """Whether a renderer that adds relative steps in floating point (CairoSVG, resvg)
-    lands exactly on the absolute position: where it does not, the relative spelling
-    moves an edge by a rounding error, which can be enough to change an antialiased
-    pixel (logos/blueprint.svg: ``L128 223.296 v74.450286`` moved CairoSVG's pixels by
-    6/255), so the absolute one is written."""
+    """Whether adding the relative step in double precision (as resvg does) lands exactly
+    on the absolute position; where it does not, the absolute spelling is written."""
     if up == "H":
         pairs = [(x, absolute[0], relative[0])]
     elif up == "V":
