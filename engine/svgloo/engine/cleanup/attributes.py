@@ -4,7 +4,7 @@ attributes that only restate a default.
 One job per kind of value (``paths``, ``numbers``, ``colours``, ``defaults``, ``style``),
 each edit reading the value it finds when it is applied, so that the jobs compose in any
 subset the proof keeps. Nothing here rounds: every rewrite is the same value spelled
-shorter (precision.py rounds).
+shorter (device_rounding.py rounds).
 """
 
 from __future__ import annotations

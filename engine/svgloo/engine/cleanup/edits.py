@@ -1,6 +1,6 @@
 """What a rewrite proposes: small edits of one parsed tree, each on one node.
 
-Every rewrite module (editor.py, attributes.py, structure.py, precision.py) reads the tree
+Every rewrite module (editor.py, attributes.py, structure.py, shapes.py, device_rounding.py) reads the tree
 of the text to rewrite and returns ``Edit``s; none of them changes that tree. ``apply``
 makes a copy and carries out any subset of the edits on it, so the proof can try a subset,
 keep it or drop it, and try again (rewrite.py).

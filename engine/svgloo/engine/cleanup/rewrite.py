@@ -2,16 +2,17 @@
 
 The rewrite modules propose edits (editor.py: editor metadata and comments; attributes.py:
 path data, numbers, colours, styles and defaults spelled shorter; structure.py: blanks,
-groups, ids and definitions; precision.py: geometry rounded). None of them decides what
+groups, ids and definitions; shapes.py: shapes as paths, merged paths;
+device_rounding.py: path data rounded). None of them decides what
 stays: every subset tried is serialised and proven against the baseline with the proof
 module's own check of a rewritten text (``proof.text_changes``: CairoSVG and resvg, the
 analysis and the proof size, 2/255 over any page), never a check of its own.
 
 All the exact edits are tried at once; when that changes a picture, the edits are split by
 job, then halved, and each part is tried on top of what was kept (a rewrite that fails is
-left out, not forced). Rounding then goes level by level: first to the places that keep
-every edge within the tolerance at the largest size proven, then one place coarser for
-the elements that passed, and so on, each level split and halved like the exact edits. Checks
+left out, not forced). Shapes become paths and sibling paths merge on top of that
+(shapes.py); then path data is rounded, each number to the fewest decimals that keep it
+where the renderers snap it (device_rounding.py), split and halved the same way. Checks
 are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
 The result is never longer than the text it started from: a longer one is dropped.
@@ -19,14 +20,13 @@ The result is never longer than the text it started from: a longer one is droppe
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
 
-from svgloo.engine.cleanup import attributes, editor, precision, structure
+from svgloo.engine.cleanup import attributes, device_rounding, editor, shapes, structure
 from svgloo.engine.cleanup.edits import Context, Edit, apply
 from svgloo.engine.document import parse_document
 from svgloo.engine.errors import SvglooError
@@ -35,13 +35,7 @@ from svgloo.engine.proof import text_changes
 from svgloo.engine.workers import RenderPool
 
 MAX_CHECKS = 16            # proofs of the exact edits
-ROUNDING_CHECKS = 6        # proofs of roundings, all levels together
-ROUNDING_LEVELS = 3        # decimal places tried per element, finest first
-# The largest edge shift (px, at the proof's largest size) a rounding may cause and still
-# keep every antialiased pixel within 2/255: 0.0078 px of coverage; a step of 10^-d units
-# moves an edge by at most half a step. The first level keeps every shift under it; the
-# coarser ones are tried too, since a rounding often moves no edge that matters.
-_EDGE_SHIFT_PX = 0.0078
+ROUNDING_CHECKS = 8        # proofs of roundings
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>")
 _ENCODING = re.compile(r"""encoding\s*=\s*["']([^"']+)["']""")
 _DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>", re.I)
@@ -60,9 +54,11 @@ class RewriteResult:
     renders: int = 0
     note: str = ""                                   # why nothing was rewritten, if so
 
+    original: str = ""
+
     @property
     def changed(self) -> bool:
-        return bool(self.kept)
+        return self.text != self.original
 
 
 def _prolog(text: str, root_start: int) -> str:
@@ -151,21 +147,6 @@ def keep_proven(stage: Stage, kept: list[Edit], candidates: list[Edit], budget: 
     return kept, refused, untried
 
 
-def _pixels_per_unit(root, sizes: tuple[int, ...]) -> float | None:
-    box = (root.get("viewBox") or "").replace(",", " ").split()
-    try:
-        extent = max(float(box[2]), float(box[3])) if len(box) == 4 else None
-    except ValueError:
-        extent = None
-    if not extent:
-        try:
-            extent = max(float(re.sub(r"px$", "", root.get(k) or "")) for k in
-                         ("width", "height"))
-        except ValueError:
-            return None
-    return max(sizes) / extent if extent and extent > 0 else None
-
-
 def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], limits: Limits,
                  pool: RenderPool, should_stop: Callable[[], bool] | None = None
                  ) -> RewriteResult:
@@ -174,19 +155,43 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     try:
         stage = Stage(text, baseline, name, sizes, limits, pool, should_stop)
     except SvglooError as exc:
-        return RewriteResult(text, note=f"not rewritten: {exc.message}")
+        return RewriteResult(text, note=f"not rewritten: {exc.message}", original=text)
     if "<!ENTITY" in text or re.search(r"<!DOCTYPE[^>]*\[", text):
-        return RewriteResult(text, note="not rewritten: the file has a DTD internal subset")
-    result = RewriteResult(text)
+        return RewriteResult(text, note="not rewritten: the file has a DTD internal subset",
+                             original=text)
+    result = RewriteResult(text, original=text)
     ctx = Context.of(stage.root)
     exact = editor.edits(ctx) + structure.edits(ctx) + attributes.edits(ctx)
+    # Shapes to paths and merged paths change how an outline is drawn, not what it is:
+    # proven on top of the exact edits, so a refusal costs those nothing.
     kept, refused, untried = keep_proven(stage, [], exact, MAX_CHECKS)
+    exact_text = stage.text(kept)
     if not kept and not stage.keeps_picture(stage.text([])):
         result.checks, result.renders = stage.checks, stage.renders
         result.note = "not rewritten: the file written out again changes a picture"
         return result
+    try:
+        reshaping = Stage(exact_text, baseline, name, sizes, limits, pool, should_stop)
+    except SvglooError:
+        reshaping = None
+    for job in (shapes.shape_edits, shapes.merge_edits):
+        if reshaping is None:
+            break
+        reshaping.checks, reshaping.renders = stage.checks, stage.renders
+        reshaped, refused_shapes, untried_shapes = keep_proven(
+            reshaping, [], job(Context.of(reshaping.root)), MAX_CHECKS // 2)
+        refused += refused_shapes
+        untried += untried_shapes
+        stage.checks, stage.renders = reshaping.checks, reshaping.renders
+        if reshaped:
+            exact_text = reshaping.text(reshaped)
+            kept = kept + reshaped
+            try:
+                reshaping = Stage(exact_text, baseline, name, sizes, limits, pool,
+                                  should_stop)
+            except SvglooError:
+                reshaping = None
     # Rounding, on the text the exact edits made.
-    exact_text = stage.text(kept)
     final_kept = list(kept)
     rounding_refused: list[Edit] = []
     try:
@@ -195,37 +200,13 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
         rounding = None
     if rounding is not None:
         rounding.checks, rounding.renders = stage.checks, stage.renders
-        checks_before_rounding = rounding.checks
-        rctx = Context.of(rounding.root)
-        finest = precision.finest(rctx)
-        scale = _pixels_per_unit(rounding.root, sizes)
-        if scale and finest > 0:
-            # The finest level first: its bound keeps every edge within the tolerance,
-            # so all of it usually passes in one check; then coarser, element by element,
-            # only for the elements the finer level kept.
-            safe = max(0, math.ceil(math.log10(scale * 0.5 / _EDGE_SHIFT_PX)))
-            levels = [d for d in range(safe, safe - ROUNDING_LEVELS, -1) if 0 <= d < finest]
-            round_kept: list[Edit] = []
-            allowed: set[int] | None = None
-            for decimals in levels:
-                skip = set() if allowed is None else \
-                    {k for k in range(len(rctx.nodes)) if k not in allowed}
-                tried = precision.edits(rctx, decimals, skip)
-                before = {e.node for e in round_kept}
-                budget = ROUNDING_CHECKS - (rounding.checks - checks_before_rounding)
-                round_kept, refused_here, untried_here = keep_proven(
-                    rounding, round_kept, tried, budget)
-                allowed = {e.node for e in round_kept if e.job == f"precision {decimals}"}
-                rounding_refused += refused_here
-                untried += untried_here
-                if not allowed:
-                    break
-            if round_kept:
-                stage = rounding
-                final_kept = round_kept
-                kept_text = rounding.text(round_kept)
-            else:
-                kept_text = exact_text
+        tried = device_rounding.edits(Context.of(rounding.root), sizes)
+        round_kept, rounding_refused, untried_here = keep_proven(
+            rounding, [], tried, ROUNDING_CHECKS)
+        untried += untried_here
+        if round_kept:
+            stage, final_kept = rounding, round_kept
+            kept_text = rounding.text(round_kept)
         else:
             kept_text = exact_text
         stage.checks, stage.renders = rounding.checks, rounding.renders
@@ -239,6 +220,9 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
         result.note = "not rewritten: the proven rewrites saved nothing"
         return result
     result.text = kept_text
+    # written out again: empty elements as <a/>, no XML declaration, comments or blanks
+    # around the root, attributes in double quotes
+    result.kept["markup"] = 1
     for e in kept:
         result.kept[e.job] = result.kept.get(e.job, 0) + 1
     rounded_nodes = {e.node for e in final_kept if e.job.startswith("precision")}
