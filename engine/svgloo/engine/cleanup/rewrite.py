@@ -2,7 +2,7 @@
 
 The rewrite modules propose edits (editor.py: editor metadata and comments; attributes.py:
 path data, numbers, colours, styles and defaults spelled shorter; structure.py: blanks,
-groups, ids and definitions; shapes.py: shapes as paths, merged paths;
+groups, ids and definitions; shapes.py: shapes as paths;
 device_rounding.py: path data rounded). None of them decides what
 stays: every subset tried is serialised and proven against the baseline with the proof
 module's own check of a rewritten text (``proof.text_changes``: CairoSVG and resvg, the
@@ -10,8 +10,7 @@ analysis and the proof size, 2/255 over any page), never a check of its own.
 
 All the exact edits are tried at once; when that changes a picture, the edits are split by
 job, then halved, and each part is tried on top of what was kept (a rewrite that fails is
-left out, not forced). Shapes become paths and sibling paths merge on top of that
-(shapes.py); then path data is rounded, each number to the fewest decimals that keep it
+left out, not forced). Shapes become paths on top of that (shapes.py); then path data is rounded, each number to the fewest decimals that keep it
 where the renderers snap it (device_rounding.py), split and halved the same way. Checks
 are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
@@ -162,8 +161,8 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     result = RewriteResult(text, original=text)
     ctx = Context.of(stage.root)
     exact = editor.edits(ctx) + structure.edits(ctx) + attributes.edits(ctx)
-    # Shapes to paths and merged paths change how an outline is drawn, not what it is:
-    # proven on top of the exact edits, so a refusal costs those nothing.
+    # Shapes to paths change how an outline is written, not what it is: proven on top of
+    # the exact edits, so a refusal costs those nothing.
     kept, refused, untried = keep_proven(stage, [], exact, MAX_CHECKS)
     exact_text = stage.text(kept)
     if not kept and not stage.keeps_picture(stage.text([])):
@@ -174,7 +173,7 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
         reshaping = Stage(exact_text, baseline, name, sizes, limits, pool, should_stop)
     except SvglooError:
         reshaping = None
-    for job in (shapes.shape_edits, shapes.merge_edits):
+    for job in (shapes.shape_edits,):
         if reshaping is None:
             break
         reshaping.checks, reshaping.renders = stage.checks, stage.renders

@@ -1,31 +1,27 @@
-"""Shapes spelled as path data where that is shorter, and runs of sibling paths that
-differ only in their data drawn as one path.
+"""Shapes spelled as path data where that is shorter.
 
 ``<line>``, ``<polyline>``, ``<polygon>`` and corner-less ``<rect>`` become ``<path>``
 with the same outline (``<circle>``/``<ellipse>`` stay: an arc is drawn by other code in
 every renderer). Neither happens with a ``<style>`` sheet (a selector may name the
 element's tag) or for a shape with an id something names.
 
-Merging paths draws their union in one go, which is the same picture only where they do
-not overlap with opacity, opposite windings or antialiased edges: the proof decides per
-run. Not merged: paths painted with a gradient or pattern (its box would grow), with an
-opacity or a dash pattern, or with an id.
+Sibling paths drawn alike are not merged into one (SVGO's mergePaths): Chromium's Skia
+antialiases a stroke of several subpaths differently from the same subpaths stroked one
+by one, even apart (feather/align-justify.svg: four lines as one path moved Chromium's
+pixels by 17/255 at 384 px, 33/255 at 100 px), which CairoSVG and resvg do not show.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-from svgloo.engine.cleanup.edits import Context, Edit, detach, in_svg, local
+from svgloo.engine.cleanup.edits import Context, Edit, in_svg, local
 from svgloo.engine.cleanup.numbers import NUMBER, join, short
 from svgloo.engine.cleanup.path_short import PathDataError, shortest
 from svgloo.engine.document import SVG_NS
 
 _GEOMETRY = {"line": ("x1", "y1", "x2", "y2"), "rect": ("x", "y", "width", "height"),
              "polyline": ("points",), "polygon": ("points",)}
-_NOT_MERGED = ("opacity", "fill-opacity", "stroke-opacity", "stroke-dasharray", "mask",
-               "clip-path", "filter", "marker-start", "marker-mid", "marker-end", "marker",
-               "transform", "id", "pathLength")
 
 
 def _number(value: str | None) -> Decimal | None:
@@ -105,58 +101,8 @@ def _to_path(d: str, names: tuple[str, ...]):
     return change
 
 
-def _mergeable(node) -> bool:
-    if not in_svg(node) or local(node.tag) != "path" or not node.get("d"):
-        return False
-    if any(node.get(k) is not None for k in _NOT_MERGED) or len(node):
-        return False
-    paint = (node.get("fill") or "") + (node.get("stroke") or "") + (node.get("style") or "")
-    return "url(" not in paint and "opacity" not in (node.get("style") or "")
-
-
-def merge_edits(ctx: Context) -> list[Edit]:
-    out = []
-    index = {id(n): i for i, n in enumerate(ctx.nodes)}
-    seen: set[int] = set()
-    for i, node in enumerate(ctx.nodes):
-        if i in seen or not _mergeable(node):
-            continue
-        run = []
-        nxt = node.getnext()
-        attrs = {k: v for k, v in node.attrib.items() if k != "d"}
-        while nxt is not None and _mergeable(nxt) and \
-                {k: v for k, v in nxt.attrib.items() if k != "d"} == attrs and \
-                not (node.tail or "").strip():
-            run.append(index[id(nxt)])
-            nxt = nxt.getnext()
-        if run:
-            seen.update(run)
-            out.append(Edit("merged paths", i, "change", _merge(len(run)),
-                            saves=sum(len(ctx.nodes[j].get("d") or "") * 0 + 12 +
-                                      sum(len(k) + len(v) + 4 for k, v in attrs.items())
-                                      for j in run)))
-    return out
-
-
-def _merge(count: int):
-    def change(node) -> None:
-        parts = [node.get("d")]
-        for _ in range(count):
-            other = node.getnext()
-            if other is None:
-                break
-            d = (other.get("d") or "").lstrip()
-            parts.append(("M" + d[1:]) if d[:1] == "m" else d)  # its first moveto is absolute
-            detach(other)
-        try:
-            node.set("d", shortest(" ".join(parts), spelling="keep"))
-        except PathDataError:
-            node.set("d", " ".join(parts))
-    return change
-
-
 def edits(ctx: Context) -> list[Edit]:
-    return shape_edits(ctx) + merge_edits(ctx)
+    return shape_edits(ctx)
 
 
-__all__ = ["path_of", "shape_edits", "merge_edits", "edits"]
+__all__ = ["path_of", "shape_edits", "edits"]
