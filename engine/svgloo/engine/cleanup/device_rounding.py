@@ -38,6 +38,8 @@ class Axis:
         self.maps = maps
 
     def _same_bin(self, old: float, new: float, shift: bool) -> bool:
+        if old == new:
+            return True     # not moved: wherever it lies in its bin
         for scale, offset in self.maps:
             a = (scale * old + (offset if shift else 0.0)) * BINS_PER_PX
             b = (scale * new + (offset if shift else 0.0)) * BINS_PER_PX
@@ -49,20 +51,32 @@ class Axis:
 
     def coarsest(self, value: Decimal, absolute_old: Decimal | None = None,
                  absolute_base: Decimal | None = None) -> Decimal:
-        """``value`` with the fewest decimals that keep its device bin: as a position
-        (``absolute_old`` None) or as a relative step whose end, ``absolute_base`` +
-        the step, must land in the bin ``absolute_old`` lands in."""
-        places = max(0, -value.as_tuple().exponent) if isinstance(
-            value.as_tuple().exponent, int) else 0
-        for d in range(0, places):
-            new = quantize(value, d)
-            if absolute_old is None:
+        """``value`` with the fewest decimals that keep its device bin, as a position
+        (``absolute_old`` None); or, for a relative step from ``absolute_base`` (where
+        the rounded path stands) whose unrounded end is ``absolute_old``: the shortest
+        step that keeps both its own bin (cairo adds it in fixed point) and its end's
+        (resvg adds it in floating point). When rounding cannot, the step that lands
+        exactly on the old end (undoing the drift of earlier roundings) is tried; else
+        CannotRound."""
+        exponent = value.as_tuple().exponent
+        places = max(0, -exponent) if isinstance(exponent, int) else 0
+        if absolute_old is None:
+            for d in range(0, places):
+                new = quantize(value, d)
                 if self._same_bin(float(value), float(new), True):
                     return new
-            elif self._same_bin(float(value), float(new), False) and self._same_bin(
+            return value
+        candidates = [quantize(value, d) for d in range(0, places)] + \
+            [value, absolute_old - absolute_base]
+        for new in candidates:
+            if self._same_bin(float(value), float(new), False) and self._same_bin(
                     float(absolute_old), float(absolute_base + new), True):
                 return new
-        return value
+        raise CannotRound("a relative step cannot keep its end in place")
+
+
+class CannotRound(ValueError):
+    """A path whose rounding would move a point out of its device bin."""
 
 
 def _root_axes(root, size: int) -> tuple[tuple[float, float], tuple[float, float]] | None:
@@ -179,7 +193,7 @@ def edits(ctx: Context, sizes: tuple[int, ...]) -> list[Edit]:
             continue
         try:
             new = _path(d, *axes)
-        except (PathDataError, InvalidOperation):
+        except (PathDataError, InvalidOperation, CannotRound):
             continue
         if len(new) < len(d):
             out.append(Edit("precision", i, "change", _set("d", new), len(d) - len(new)))

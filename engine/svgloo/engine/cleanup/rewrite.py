@@ -34,7 +34,7 @@ from svgloo.engine.proof import text_changes
 from svgloo.engine.workers import RenderPool
 
 MAX_CHECKS = 16            # proofs of the exact edits
-ROUNDING_CHECKS = 8        # proofs of roundings
+ROUNDING_CHECKS = 12       # proofs of roundings
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>")
 _ENCODING = re.compile(r"""encoding\s*=\s*["']([^"']+)["']""")
 _DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>", re.I)
