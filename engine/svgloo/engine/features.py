@@ -12,7 +12,7 @@ import functools
 import re
 
 from svgloo.engine.document import XLINK_NS, Document
-from svgloo.engine.pathdata import PathSyntaxError, subpath_edges
+from svgloo.engine.pathdata import PathSyntaxError, _commands, subpath_edges
 from svgloo.engine.units import UnitSet
 
 _ALLOWED_DATA = ("data:image/png", "data:image/jpeg", "data:image/jpg")
@@ -370,34 +370,76 @@ def _masked(props: dict[str, str]) -> bool:
     return bool(value) and value != "none"
 
 
-def geometry_box(node) -> tuple[float, float, float, float] | None:
-    """(x0, y0, x1, y1) of a plain shape's geometry (no stroke) in its own user space;
-    None for anything else or what does not parse."""
-    import svgelements as se
-
+def _shape_points(node) -> tuple[list[tuple[float, float]], list[tuple[float, float]]] | None:
+    """(points the shape's outline passes through, points its outline stays within the
+    box of) in its own user space; None for anything else or what does not parse. For a
+    curve the first are its ends, the second adds its control points (a Bezier curve lies
+    in their hull); an arc's ends, and those ends grown by its larger radius."""
     tag = _local(node.tag)
-    get = node.get
+
+    def num(name: str) -> float:
+        value = _NUMBER_START.match(node.get(name) or "0")
+        if value is None or (node.get(name) or "0").strip() != value.group(1):
+            raise ValueError(name)
+        return float(value.group(1))
+
     try:
+        if tag == "rect":
+            x, y, w, h = num("x"), num("y"), num("width"), num("height")
+            corners = [(x, y), (x + w, y + h)]
+            return corners, corners
+        if tag in ("circle", "ellipse"):
+            cx, cy = num("cx"), num("cy")
+            rx = num("r") if tag == "circle" else num("rx")
+            ry = num("r") if tag == "circle" else num("ry")
+            extremes = [(cx - rx, cy), (cx + rx, cy), (cx, cy - ry), (cx, cy + ry)]
+            return extremes, extremes
+        if tag == "line":
+            ends = [(num("x1"), num("y1")), (num("x2"), num("y2"))]
+            return ends, ends
+        if tag in ("polyline", "polygon"):
+            values = [float(v) for v in _TOKEN_NUMBERS.findall(node.get("points") or "")]
+            pairs = list(zip(values[0::2], values[1::2]))
+            return (pairs, pairs) if pairs else None
         if tag == "path":
-            box = se.Path(get("d") or "").bbox()
-        elif tag == "rect":
-            box = se.Rect(x=get("x", "0"), y=get("y", "0"), width=get("width", "0"),
-                          height=get("height", "0")).bbox()
-        elif tag == "circle":
-            box = se.Circle(cx=get("cx", "0"), cy=get("cy", "0"), r=get("r", "0")).bbox()
-        elif tag == "ellipse":
-            box = se.Ellipse(cx=get("cx", "0"), cy=get("cy", "0"), rx=get("rx", "0"),
-                             ry=get("ry", "0")).bbox()
-        elif tag == "line":
-            box = se.SimpleLine(x1=get("x1", "0"), y1=get("y1", "0"), x2=get("x2", "0"),
-                                y2=get("y2", "0")).bbox()
-        elif tag in ("polyline", "polygon"):
-            box = se.Polyline(points=get("points") or "").bbox()
-        else:
-            return None
-    except Exception:  # svgelements raises many kinds on malformed values
+            on, hull = [], []
+            x = y = sx = sy = 0.0
+            for up, rel, args, *_ in _commands(node.get("d") or ""):
+                if up == "Z":
+                    x, y = sx, sy
+                    continue
+                if up in "HV":
+                    value = args[0] + ((x if up == "H" else y) if rel else 0.0)
+                    x, y = (value, y) if up == "H" else (x, value)
+                    on.append((x, y))
+                    hull.append((x, y))
+                    continue
+                if up == "A":
+                    ex, ey = (x + args[5], y + args[6]) if rel else (args[5], args[6])
+                    r = max(abs(args[0]), abs(args[1]))
+                    hull += [(x - 2 * r, y - 2 * r), (x + 2 * r, y + 2 * r)]
+                    x, y = ex, ey
+                    on.append((x, y))
+                    continue
+                pairs = [((x + args[k], y + args[k + 1]) if rel else (args[k], args[k + 1]))
+                         for k in range(0, len(args), 2)]
+                hull += pairs
+                x, y = pairs[-1]
+                on.append((x, y))
+                if up == "M":
+                    sx, sy = x, y
+            return (on, hull) if on else None
+    except (ValueError, PathSyntaxError):
         return None
-    return tuple(float(v) for v in box) if box else None
+    return None
+
+
+_TOKEN_NUMBERS = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _box(points) -> tuple[float, float, float, float]:
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def masked_box_reasons(us: UnitSet) -> dict[int, str]:
@@ -425,19 +467,20 @@ def masked_box_reasons(us: UnitSet) -> dict[int, str]:
                   doc._index_of.get(n) is not None]
         plain = all(not doc.nodes[j].get("transform") and doc.elements[j].tag in
                     _BOXED_SHAPES | {"g"} for j in inside)
-        boxes = {j: geometry_box(doc.nodes[j]) for j in inside
-                 if doc.elements[j].tag in _BOXED_SHAPES} if plain else {}
+        points = {j: _shape_points(doc.nodes[j]) for j in inside
+                  if doc.elements[j].tag in _BOXED_SHAPES} if plain else {}
         for u in us.units:
             if u.element not in inside or u.index in out:
                 continue
-            mine = boxes.get(u.element)
-            others = [b for j, b in boxes.items() if j != u.element and b is not None]
-            if plain and mine is not None and others and None not in boxes.values():
-                x0 = min(b[0] for b in others)
-                y0 = min(b[1] for b in others)
-                x1 = max(b[2] for b in others)
-                y1 = max(b[3] for b in others)
-                if x0 <= mine[0] and y0 <= mine[1] and mine[2] <= x1 and mine[3] <= y1:
+            mine = points.get(u.element)
+            # the other shapes' box from points their outlines pass through (it can only
+            # be larger), the unit's from points its outline stays within (it can only be
+            # smaller): "inside" is then never claimed where it does not hold
+            others = [p[0] for j, p in points.items() if j != u.element and p is not None]
+            if plain and mine is not None and others and None not in points.values():
+                x0, y0, x1, y1 = _box([q for group in others for q in group])
+                m0, n0, m1, n1 = _box(mine[1])
+                if x0 <= m0 and y0 <= n0 and m1 <= x1 and n1 <= y1:
                     continue  # the group's box stays what the other shapes make it
             out[u.index] = (f"it lies in a masked <{doc.elements[group].tag}>, whose "
                             "bounding box sizes the masked layer in browsers (in a page or "

@@ -19,6 +19,7 @@ nested viewport or ``<use>`` are not rounded. The proof still decides (rewrite.p
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal, InvalidOperation
 
 from svgloo.engine.cleanup.edits import Context, Edit, in_svg, local
@@ -97,11 +98,41 @@ def _root_axes(root, size: int) -> tuple[tuple[float, float], tuple[float, float
             (scale, (size - vh * scale) / 2 - vy * scale))
 
 
+_TRANSFORM = re.compile(r"\s*(matrix|translate|scale)\s*\(([^)]*)\)\s*,?")
+
+
+def _scale_and_shift(value: str) -> tuple[float, float, float, float] | None:
+    """A transform list as (x scale, y scale, x shift, y shift); None when it rotates,
+    skews, or does not read."""
+    a, d, e, f = 1.0, 1.0, 0.0, 0.0
+    pos = 0
+    while pos < len(value.strip()):
+        m = _TRANSFORM.match(value, pos)
+        if not m:
+            return None
+        pos = m.end()
+        try:
+            args = [float(v) for v in m.group(2).replace(",", " ").split()]
+        except ValueError:
+            return None
+        kind = m.group(1)
+        if kind == "matrix":
+            if len(args) != 6 or args[1] != 0 or args[2] != 0:
+                return None
+            ma, md, me, mf = args[0], args[3], args[4], args[5]
+        elif kind == "translate" and len(args) in (1, 2):
+            ma, md, me, mf = 1.0, 1.0, args[0], args[1] if len(args) == 2 else 0.0
+        elif kind == "scale" and len(args) in (1, 2):
+            ma, md, me, mf = args[0], args[-1], 0.0, 0.0
+        else:
+            return None
+        a, d, e, f = a * ma, d * md, a * me + e, d * mf + f
+    return a, d, e, f
+
+
 def _element_axes(node, roots: list) -> tuple[Axis, Axis] | None:
     """The element's x and y axes at each size, through the transforms of it and its
     ancestors (scales and translations only)."""
-    import svgelements as se
-
     a, d, e, f = 1.0, 1.0, 0.0, 0.0
     chain = []
     up = node
@@ -117,13 +148,11 @@ def _element_axes(node, roots: list) -> tuple[Axis, Axis] | None:
         value = n.get("transform")
         if not value:
             continue
-        try:
-            m = se.Matrix(value)
-        except Exception:  # svgelements raises many kinds on malformed values
+        scaled = _scale_and_shift(value)
+        if scaled is None:
             return None
-        if abs(m.b) > 1e-12 or abs(m.c) > 1e-12:
-            return None
-        a, d, e, f = a * m.a, d * m.d, a * m.e + e, d * m.f + f
+        ma, md, me, mf = scaled
+        a, d, e, f = a * ma, d * md, a * me + e, d * mf + f
     xs = Axis([(sx * a, ox + sx * e) for (sx, ox), _ in roots])
     ys = Axis([(sy * d, oy + sy * f) for _, (sy, oy) in roots])
     return xs, ys
