@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from browser import largest_difference
 from conftest import CORPUS
 from svgloo.engine.cleanup.rewrite import rewrite_text
 from svgloo.engine.limits import DEFAULT_LIMITS
 from svgloo.engine.proof import BROWSER_TOLERANCE
+from svgloo.validation.bench_rewrite import chromium_moves
 
 pytestmark = pytest.mark.slow
 
@@ -23,19 +23,6 @@ LINES = ('<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox
          'fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round">'
          '<line x1="21" y1="10" x2="3" y2="10"/><line x1="21" y1="6" x2="3" y2="6"/>'
          '<line x1="21" y1="14" x2="3" y2="14"/></svg>')
-
-
-def _moved(chromium, tmp_path, before: str, after: str) -> dict[str, int]:
-    img = chromium.render([before.encode(), after.encode()], SIZE)
-    pages = []
-    for k, text in enumerate((before, after)):
-        (tmp_path / f"{k}.svg").write_text(text)
-        page = tmp_path / f"{k}.html"
-        page.write_text(f'<!doctype html><style>html,body{{margin:0;background:transparent}}'
-                        f'object{{display:block}}</style><object data="{k}.svg" '
-                        f'type="image/svg+xml" width="{SIZE}" height="{SIZE}"></object>')
-        pages.append(chromium.render_document(page, SIZE, SIZE))
-    return {"img": largest_difference(*img)[0], "object": largest_difference(*pages)[0]}
 
 
 # 60 small rects at 2-decimal positions, many drawn twice (Illustrator's windows): as
@@ -53,5 +40,5 @@ def test_rewrites_keep_chromiums_picture(name, chromium, tmp_path, render_pool):
         text = (CORPUS / name).read_text()
     done = rewrite_text(text, text, f"{name}.svg", SIZES, DEFAULT_LIMITS, render_pool)
     assert done.changed and len(done.text) < len(text)
-    moved = _moved(chromium, tmp_path, text, done.text)
+    moved = chromium_moves(chromium, text.encode(), done.text.encode(), SIZE, tmp_path)
     assert max(moved.values()) <= BROWSER_TOLERANCE, (moved, done.kept, done.text)

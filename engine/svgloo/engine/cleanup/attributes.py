@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from svgloo.engine.cleanup.edits import Context, Edit, in_svg, local
+from svgloo.engine.cleanup.edits import Context, Edit, drop_attributes, in_svg, local
 from svgloo.engine.cleanup.numbers import is_number, short_colour, shorten_numbers
 from svgloo.engine.cleanup.path_short import PathDataError, shortest
 
@@ -139,13 +139,13 @@ def edits(ctx: Context) -> list[Edit]:
                                                     name in sheet_properties)):
                 dropped.append(name)
         if dropped:
-            out.append(Edit("defaults", i, "change", _drop(dropped),
+            out.append(Edit("defaults", i, "change", drop_attributes(dropped),
                             sum(len(k) + len(node.get(k)) + 4 for k in dropped)))
         if style is not None:
             new = _short_style(style, tag, above[i], uses, sheet_properties)
             if len(new) < len(style):
                 out.append(Edit("style", i, "change", _set("style", new) if new else
-                                _drop(["style"]), len(style) - len(new)))
+                                drop_attributes(["style"]), len(style) - len(new)))
     return out
 
 
@@ -199,13 +199,6 @@ def _set_all(values: dict[str, str]):
         for name, value in values.items():
             if name in node.attrib:
                 node.set(name, value)
-    return change
-
-
-def _drop(names: list[str]):
-    def change(node) -> None:
-        for name in names:
-            node.attrib.pop(name, None)
     return change
 
 

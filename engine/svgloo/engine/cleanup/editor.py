@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from svgloo.engine.cleanup.edits import Context, Edit, local
+from svgloo.engine.cleanup.edits import Context, Edit, drop_attributes, local
 
 EDITOR_NAMESPACES = frozenset({
     "http://www.inkscape.org/namespaces/inkscape",
@@ -61,16 +61,9 @@ def edits(ctx: Context) -> list[Edit]:
             continue
         names = [k for k in node.attrib if _namespace(k) in EDITOR_NAMESPACES]
         if names:
-            out.append(Edit("editor", i, "change", _drop_attributes(names),
+            out.append(Edit("editor", i, "change", drop_attributes(names),
                             saves=sum(len(k) + len(node.get(k)) for k in names)))
     return out
-
-
-def _drop_attributes(names: list[str]):
-    def change(node) -> None:
-        for name in names:
-            node.attrib.pop(name, None)
-    return change
 
 
 __all__ = ["EDITOR_NAMESPACES", "edits"]

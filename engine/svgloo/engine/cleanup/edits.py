@@ -121,6 +121,14 @@ def unwrap(node) -> None:
     detach(node)
 
 
+def drop_attributes(names: list[str]) -> Callable[[etree._Element], None]:
+    """An Edit's change that removes these attributes (where the node still has them)."""
+    def change(node) -> None:
+        for name in names:
+            node.attrib.pop(name, None)
+    return change
+
+
 def apply(root: etree._Element, edits: Iterable[Edit]) -> etree._Element:
     """A copy of ``root`` with ``edits`` carried out: changes first, then removals and
     unwraps from the last node to the first (so a child goes before its parent)."""
@@ -138,4 +146,5 @@ def apply(root: etree._Element, edits: Iterable[Edit]) -> etree._Element:
     return out
 
 
-__all__ = ["Edit", "Context", "TEXT_ELEMENTS", "local", "in_svg", "detach", "unwrap", "apply"]
+__all__ = ["Edit", "Context", "TEXT_ELEMENTS", "local", "in_svg", "detach", "unwrap",
+           "drop_attributes", "apply"]
