@@ -27,6 +27,7 @@ A result longer than the original is never returned (``never_grow``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from svgloo.engine.cleanup.rewrite import rewrite_text
@@ -267,7 +268,8 @@ def fix_scored(us: UnitSet, result: dict, kinds: tuple[str, ...], limits: Limits
     return never_grow(fixed)
 
 
-def never_grow(fixed: FixResult, size_of=lambda text: len(text.encode("utf-8"))
+def never_grow(fixed: FixResult,
+               size_of: Callable[[str], int] = lambda text: len(text.encode("utf-8"))
                ) -> FixResult:
     """``fixed`` as it is, or unchanged when its text would be longer than the original
     (rewriting subpaths can respell ``zm`` as ``z m``): a fix never grows a file."""
