@@ -34,6 +34,10 @@ def register(sub) -> None:
                    help="also spell the file shorter (editor metadata, blanks, numbers, "
                         "colours, styles, path data, ...), each rewrite proven not to "
                         "change the picture; see docs/fix.md")
+    p.add_argument("--browser", action="store_true",
+                   help="also referee each result in headless Chromium (as an <img> and "
+                        "in an <object>): a file whose picture moves by more than 4/255 "
+                        "there is not changed; needs a Chromium (apt-get install chromium)")
     p.add_argument("--reference", help="reference image (PNG/JPEG) or SVG, for --only harmful")
     p.add_argument("--backbone", default="pixel",
                    help="similarity backbone for harmful units (default pixel)")
@@ -133,16 +137,41 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
         raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
     fixed = fix_text(data, path, kinds, settings, pool, rewrite=args.rewrite)
     new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
+    refereed = ""
+    if fixed.changed and getattr(args, "chromium", None) is not None:
+        from svgloo.engine.proof import BROWSER_TOLERANCE
+        from svgloo.validation.chromium import BrowserError
+
+        try:
+            moved = browser_change(args.chromium, data, new_bytes, settings.size)
+        except BrowserError as exc:
+            raise InputError(path, f"--browser: Chromium could not draw it: {exc}") from None
+        worst = max(moved.values())
+        if worst > BROWSER_TOLERANCE:
+            return (f"{path}: not changed: Chromium moves its picture by up to {worst}/255 "
+                    f"(<img> {moved['img']}/255, <object> {moved['object']}/255), which "
+                    "the proof renderers do not show")
+        refereed = f"; refereed in Chromium: up to {worst}/255 as an <img> and an <object>"
     if fixed.changed and args.diff:
         sys.stdout.write(unified_diff(fixed.original, fixed.text, path))
     elif fixed.changed and writing:
         atomic_write_bytes(path, new_bytes)
-    return summary(fixed, len(data) - len(new_bytes), args.dry_run or args.diff)
+    return summary(fixed, len(data) - len(new_bytes), args.dry_run or args.diff) + refereed
+
+
+
+def browser_change(chromium, before: bytes, after: bytes, size: int) -> dict[str, int]:
+    """Chromium's largest change /255 from ``before`` to ``after``, per embedding."""
+    import tempfile
+
+    from svgloo.validation.chromium import embedded_change
+
+    with tempfile.TemporaryDirectory(prefix="svgloo-fix-") as folder:
+        return embedded_change(chromium, before, after, size, folder)
 
 
 def run(args) -> int:
-    from svgloo.cli import error_line
-    from svgloo.engine.errors import InputError, SvglooError
+    from svgloo.engine.errors import InputError
     from svgloo.engine.fix import parse_kinds
     from svgloo.engine.limits import DEFAULT_LIMITS
     from svgloo.engine.score import ScoreSettings
@@ -162,6 +191,28 @@ def run(args) -> int:
     settings = ScoreSettings(backbone=args.backbone, size=args.size, reference=args.reference,
                              limits=DEFAULT_LIMITS)
     pool = shared_pool(settings.limits)
+    args.chromium = None
+    if getattr(args, "browser", False):
+        from svgloo.validation.chromium import BrowserError, Chromium, find_chromium
+
+        if find_chromium() is None:
+            raise InputError(target, "--browser needs a Chromium (apt-get install chromium, "
+                                     "or set SVGLOO_CHROMIUM)")
+        try:
+            args.chromium = Chromium()
+        except BrowserError as exc:
+            raise InputError(target, f"--browser: Chromium did not start: {exc}") from None
+    try:
+        return _fix_all(args, files, target, kinds, settings, pool)
+    finally:
+        if args.chromium is not None:
+            args.chromium.close()
+
+
+def _fix_all(args, files, target, kinds, settings, pool) -> int:
+    from svgloo.cli import error_line
+    from svgloo.engine.errors import SvglooError
+
     # With --diff the diff owns stdout; the lines go to stderr.
     report = sys.stderr if args.diff else sys.stdout
     failed = 0

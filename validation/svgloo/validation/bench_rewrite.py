@@ -7,7 +7,7 @@ For every .svg below DIR (default: the shared corpus), each tool's output is mea
 written: bytes saved (negative when it grew), and how much it moves Chromium's picture,
 drawn as an ``<img>`` and in an ``<object>`` (the embedding that keeps masks and filters
 live, like inline SVG) at ``--size`` px: the largest change of any channel /255, in any of
-the views tests/browser.py compares (premultiplied RGBA, over a white and a dark page).
+the views svgloo.validation.chromium compares (premultiplied RGBA, over white and dark).
 A file "moves" when that exceeds 4/255 (``proof.BROWSER_TOLERANCE``). Times are per file,
 the whole tool: svgloo's scoring, proofs and rewriting in this process (its render workers
 already warm), SVGO as ``svgo -i IN -o OUT`` (a Node start each).
@@ -15,8 +15,8 @@ already warm), SVGO as ``svgo -i IN -o OUT`` (a Node start each).
 ``--split held-out`` (default) takes the files whose SHA-1 of the path below DIR ends in 0-3,
 the split chosen before the rewrites were tuned on the rest (``tuning``).
 
-Chromium is driven by the test suite's tests/browser.py (this checkout's); without a
-Chromium the picture columns are left out. SVGO: ``--svgo`` or ``svgo`` on PATH
+Chromium is driven by svgloo.validation.chromium; without a Chromium the picture columns
+are left out. SVGO: ``--svgo`` or ``svgo`` on PATH
 (``npm install --prefix /tmp/svgo39 svgo@4``; bench_fix.find_svgo looks in /tmp/svgo too).
 """
 
@@ -27,14 +27,12 @@ import hashlib
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from svgloo.validation.bench_fix import CORPUS, find_svgo, run_svgo
 
-REPO = Path(__file__).resolve().parents[3]
 HELD_OUT_DIGITS = "0123"
 
 
@@ -50,32 +48,17 @@ def split(files: list[Path], root: Path, which: str) -> list[Path]:
 
 
 def open_chromium():
-    """The test suite's Chromium driver, or None (no tests/browser.py, or no Chromium)."""
-    sys.path.insert(0, str(REPO / "tests"))
-    try:
-        from browser import Chromium, find_chromium
-    except ImportError:
-        return None
+    """A started Chromium (svgloo.validation.chromium), or None where there is none."""
+    from svgloo.validation.chromium import Chromium, find_chromium
+
     return Chromium() if find_chromium() else None
 
 
 def chromium_moves(chromium, before: bytes, after: bytes, size: int, tmp: Path
                    ) -> dict[str, int]:
-    """Largest change /255 of Chromium's picture from ``before`` to ``after``: as an
-    ``<img>`` and in an ``<object>``."""
-    from browser import largest_difference
+    from svgloo.validation.chromium import embedded_change
 
-    img = chromium.render([before, after], size)
-    pictures = []
-    for k, data in enumerate((before, after)):
-        (tmp / f"{k}.svg").write_bytes(data)
-        page = tmp / f"{k}.html"
-        page.write_text(f'<!doctype html><style>html,body{{margin:0;background:transparent}}'
-                        f'object{{display:block}}</style><object data="{k}.svg" '
-                        f'type="image/svg+xml" width="{size}" height="{size}"></object>')
-        pictures.append(chromium.render_document(page, size, size))
-    return {"img": largest_difference(*img)[0],
-            "object": largest_difference(*pictures)[0]}
+    return embedded_change(chromium, before, after, size, tmp)
 
 
 def measure(path: Path, svgo: str | None, chromium, size: int, settings, pool,
