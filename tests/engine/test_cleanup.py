@@ -147,7 +147,7 @@ def test_a_rewrite_that_changes_the_picture_is_left_out(render_pool):
 @pytest.mark.slow
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not present")
 @pytest.mark.parametrize("name, job", [("noto/emoji_u1f4b6.svg", "style"),
-                                       ("logos/polymer.svg", "precision"),
+                                       ("logos/polymer.svg", "numbers"),
                                        ("logos/github-octocat.svg", "paths"),
                                        ("feather/mic-off.svg", "shapes")])
 def test_fix_rewrite_saves_bytes_and_keeps_the_corpus_picture(name, job, render_pool):
@@ -180,14 +180,17 @@ def test_sibling_paths_alike_stay_apart(render_pool):
 
 
 def test_rounding_keeps_the_picture_and_every_point_close(render_pool):
-    """Long decimals are rounded only where the proof lets them (device_rounding.py); the
-    picture, drawn by CairoSVG directly at the proof sizes, stays within 2/255, and no
+    """Long decimals are rounded only when asked for, and only where the proof lets them
+    (device_rounding.py); the picture, drawn by CairoSVG directly at the proof sizes, stays within 2/255, and no
     point moves by more than 0.01 of a unit."""
     d = ("M10.1234567 20.7654321l31.1111111 2.2222222 3.3333333 24.4444444"
          "c-1.234567 2.345678-13.456789 4.567891-25.678912 -6.789123z")
     text = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64">'
             f'<path fill="#06c" d="{d}"/></svg>')
-    done = rewrite_text(text, text, "round.svg", SIZES, DEFAULT_LIMITS, render_pool)
+    assert "precision" not in rewrite_text(text, text, "round.svg", SIZES, DEFAULT_LIMITS,
+                                           render_pool).kept  # off unless asked for
+    done = rewrite_text(text, text, "round.svg", SIZES, DEFAULT_LIMITS, render_pool,
+                        rounding=True)
     assert "precision" in done.kept or "precision" in done.refused, done
     new_d = etree.fromstring(done.text.encode()).find(f"{SVG}path").get("d")
     assert np.allclose(_points(new_d), _points(d), atol=0.01)

@@ -10,8 +10,10 @@ analysis and the proof size, 2/255 over any page), never a check of its own.
 
 All the exact edits are tried at once; when that changes a picture, the edits are split by
 job, then halved, and each part is tried on top of what was kept (a rewrite that fails is
-left out, not forced). Shapes become paths on top of that (shapes.py); then path data is rounded, each number to the fewest decimals that keep it
-where the renderers snap it (device_rounding.py), split and halved the same way. Checks
+left out, not forced). Shapes become paths on top of that (shapes.py); then, only when
+asked for (``rounding``), path data is rounded, each number to the fewest decimals that
+keep it where the renderers snap it (device_rounding.py), split and halved the same way.
+Checks
 are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
 The result is never longer than the text it started from: a longer one is dropped.
@@ -147,10 +149,15 @@ def keep_proven(stage: Stage, kept: list[Edit], candidates: list[Edit], budget: 
 
 
 def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], limits: Limits,
-                 pool: RenderPool, should_stop: Callable[[], bool] | None = None
-                 ) -> RewriteResult:
+                 pool: RenderPool, should_stop: Callable[[], bool] | None = None,
+                 rounding: bool = False) -> RewriteResult:
     """``text`` rewritten in fewer characters, every kept rewrite proven against
-    ``baseline`` (the original picture), the whole result included."""
+    ``baseline`` (the original picture), the whole result included. ``rounding``: also
+    round path data (device_rounding.py). Off unless asked for: Chromium drawing an SVG
+    as a document (an ``<object>``, inline) snaps as finely as the proof renderers do, so
+    a rounding both of them accept can still move its pixels (logos/lateral-icon.svg:
+    six paths rounded within their 1/512 px bins moved Chromium's <object> picture by
+    30/255, its <img> by 1/255)."""
     try:
         stage = Stage(text, baseline, name, sizes, limits, pool, should_stop)
     except SvglooError as exc:
@@ -194,21 +201,22 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     final_kept = list(kept)
     rounding_refused: list[Edit] = []
     try:
-        rounding = Stage(exact_text, baseline, name, sizes, limits, pool, should_stop)
+        rounder = Stage(exact_text, baseline, name, sizes, limits, pool, should_stop) \
+            if rounding else None
     except SvglooError:
-        rounding = None
-    if rounding is not None:
-        rounding.checks, rounding.renders = stage.checks, stage.renders
-        tried = device_rounding.edits(Context.of(rounding.root), sizes)
+        rounder = None
+    if rounder is not None:
+        rounder.checks, rounder.renders = stage.checks, stage.renders
+        tried = device_rounding.edits(Context.of(rounder.root), sizes)
         round_kept, rounding_refused, untried_here = keep_proven(
-            rounding, [], tried, ROUNDING_CHECKS)
+            rounder, [], tried, ROUNDING_CHECKS)
         untried += untried_here
         if round_kept:
-            stage, final_kept = rounding, round_kept
-            kept_text = rounding.text(round_kept)
+            stage, final_kept = rounder, round_kept
+            kept_text = rounder.text(round_kept)
         else:
             kept_text = exact_text
-        stage.checks, stage.renders = rounding.checks, rounding.renders
+        stage.checks, stage.renders = rounder.checks, rounder.renders
     else:
         kept_text = exact_text
     # The whole result once more (a text already proven is not rendered again).
