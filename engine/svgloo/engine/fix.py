@@ -19,7 +19,8 @@ Three steps, each a text edit on the source (everything else stays byte for byte
    tidying changes nothing). When that fails, the last proven step is kept and said so.
 4. With ``rewrite``: the same picture spelled in fewer bytes (cleanup/rewrite.py: editor
    metadata, blanks, groups, unused ids and definitions, shorter numbers, colours, styles
-   and path data, rounding), each rewrite and the whole result proven the same way.
+   and path data, shapes as paths; no rounding), each rewrite and the whole result proven
+   the same way.
 
 A result longer than the original is never returned (``never_grow``).
 """
