@@ -35,6 +35,14 @@ def register(sub) -> None:
                      help="only say what would be removed; write nothing")
     how.add_argument("--diff", action="store_true",
                      help="print a unified diff (for patch -p0) instead of writing")
+    p.add_argument("--rewrite", action="store_true",
+                   help="also spell the file shorter (editor metadata, blanks, numbers, "
+                        "colours, styles, path data, ...), each rewrite proven not to "
+                        "change the picture; see docs/fix.md")
+    p.add_argument("--browser", action="store_true",
+                   help="also referee each result in headless Chromium (as an <img> and "
+                        "in an <object>): a file whose picture moves by more than 4/255 "
+                        "there is not changed; needs a Chromium (apt-get install chromium)")
     p.add_argument("--reference", help="reference image (PNG/JPEG) or SVG, for --only harmful")
     p.add_argument("--backbone", default="pixel",
                    help="similarity backbone for harmful units (default pixel)")
@@ -102,8 +110,12 @@ def summary(fixed, saved: int, dry_run: bool) -> str:
                      f"{'s' if len(fixed.definitions) != 1 else ''} "
                      f"({_names(fixed.definitions)})")
     verb = "would remove" if dry_run else "removed"
-    line = f"{fixed.name}: {verb} {', '.join(parts)}; {saved:,} bytes saved; proven: " \
-           f"{fixed.checked}"
+    said = [f"{verb} {', '.join(parts)}"] if parts else []
+    if fixed.rewritten:
+        said.append(("would rewrite " if dry_run else "rewrote ") + ", ".join(
+            f"{n} {job}" for job, n in fixed.rewritten.items()))
+    line = f"{fixed.name}: {'; '.join(said)}; {saved:,} bytes saved; proven: " \
+           f"{fixed.checked or 'each rewrite and the whole result against the original'}"
     return line + (f"; note: {fixed.fell_back}" if fixed.fell_back else "")
 
 
@@ -129,8 +141,23 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
             raise InputError(path, "a compressed .svgz file; fix works on plain .svg files")
         if writing and not writable(path):
             raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
-        fixed = engine_fix.fix_text(data, path, kinds, settings, pool)
+        fixed = engine_fix.fix_text(data, path, kinds, settings, pool, rewrite=args.rewrite)
         new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
+        refereed = ""
+        if fixed.changed and getattr(args, "chromium", None) is not None:
+            from svgloo.engine.proving.pictures import BROWSER_TOLERANCE
+            from svgloo.validation.chromium import BrowserError
+
+            try:
+                moved = browser_change(args.chromium, data, new_bytes, settings.size)
+            except BrowserError as exc:
+                raise InputError(path, f"--browser: Chromium could not draw it: {exc}") from None
+            worst = max(moved.values())
+            if worst > BROWSER_TOLERANCE:
+                return (f"{path}: not changed: Chromium moves its picture by up to {worst}/255 "
+                        f"(<img> {moved['img']}/255, <object> {moved['object']}/255), which "
+                        "the proof renderers do not show")
+            refereed = f"; refereed in Chromium: up to {worst}/255 as an <img> and an <object>"
         if fixed.changed and args.diff:
             sys.stdout.write(unified_diff(fixed.original, fixed.text, path))
         elif fixed.changed and writing:
@@ -139,12 +166,21 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
             except OSError as exc:   # a full disk, a read-only folder: the file is as it was
                 raise InputError(path, f"cannot write: {exc.strerror or exc}; the file is "
                                        "unchanged") from None
-    return summary(fixed, len(data) - len(new_bytes), args.dry_run or args.diff)
+    return summary(fixed, len(data) - len(new_bytes), args.dry_run or args.diff) + refereed
+
+
+def browser_change(chromium, before: bytes, after: bytes, size: int) -> dict[str, int]:
+    """Chromium's largest change /255 from ``before`` to ``after``, per embedding."""
+    import tempfile
+
+    from svgloo.validation.chromium import embedded_change
+
+    with tempfile.TemporaryDirectory(prefix="svgloo-fix-") as folder:
+        return embedded_change(chromium, before, after, size, folder)
 
 
 def run(args) -> int:
-    from svgloo.cli import error_line
-    from svgloo.engine.errors import InputError, SvglooError
+    from svgloo.engine.errors import InputError
     from svgloo.engine.fixing.fix import parse_kinds
     from svgloo.engine.limits import DEFAULT_LIMITS
     from svgloo.engine.scoring.score import ScoreSettings
@@ -170,6 +206,29 @@ def run(args) -> int:
     settings = ScoreSettings(backbone=args.backbone, size=args.size, reference=args.reference,
                              limits=DEFAULT_LIMITS)
     pool = shared_pool(settings.limits)
+    args.chromium = None
+    if getattr(args, "browser", False):
+        from svgloo.validation.chromium import BrowserError, Chromium, find_chromium
+
+        if find_chromium() is None:
+            raise InputError(first, "--browser needs a Chromium (apt-get install chromium, "
+                                    "or set SVGLOO_CHROMIUM)")
+        try:
+            args.chromium = Chromium()
+        except BrowserError as exc:
+            raise InputError(first, f"--browser: Chromium did not start: {exc}") from None
+    try:
+        return _fix_all(args, files, empty_folders, kinds, settings, pool)
+    finally:
+        if args.chromium is not None:
+            args.chromium.close()
+
+
+def _fix_all(args, files: list[tuple[str, str | None]], empty_folders: list[str], kinds,
+             settings, pool) -> int:
+    from svgloo.cli import error_line
+    from svgloo.engine.errors import SvglooError
+
     # With --diff the diff owns stdout; the lines go to stderr.
     report = sys.stderr if args.diff else sys.stdout
     failed = 0

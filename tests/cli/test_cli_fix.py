@@ -300,3 +300,51 @@ def test_a_hard_linked_file_keeps_its_inode_and_its_other_name(capsys, tmp_path,
     code, _, _ = run_cli(capsys, "fix", str(layer))
     assert code == 0
     assert layer.stat().st_ino == inode and other.read_text() == FIXED
+
+
+def test_rewrite_writes_a_shorter_file_and_reports_its_measured_saving(capsys, layer):
+    """``--rewrite``: after the removals the file is spelled shorter (blanks, colours); the
+    bytes the line reports are those of the file as written."""
+    code, out, err = run_cli(capsys, "fix", "--rewrite", str(layer))
+    assert code == 0, err
+    written = layer.read_bytes()
+    assert written == (b'<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" '
+                       b'viewBox="0 0 64 64"><rect x="8" y="8" width="48" height="48" '
+                       b'fill="#369"/></svg>')
+    line, = out.splitlines()
+    assert "; rewrote " in line and "1 colours" in line
+    assert f"{len(LAYER.encode()) - len(written):,} bytes saved" in line
+
+
+LINES = ('<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox="0 0 24 24" '
+         'fill="none" stroke="#000" stroke-width="2" stroke-linecap="round">'
+         '<path d="M21 10H3"/><path d="M21 6H3"/><path d="M21 14H3"/></svg>')
+# The same lines as one path: CairoSVG and resvg draw it alike, Chromium does not (17/255).
+MERGED = LINES.replace('"/><path d="', "")
+
+
+@pytest.mark.slow
+def test_browser_referees_the_result_and_keeps_a_file_chromium_would_see_change(
+        capsys, tmp_path, monkeypatch, chromium):
+    """``--browser``: the result is drawn by Chromium as an <img> and in an <object>
+    before it is written; a result that moves Chromium's picture (here one the proof was
+    made to pass: a stand-in fix that merges the lines) leaves the file as it was."""
+    from svgloo.engine.fixing import fix
+
+    path = tmp_path / "lines.svg"
+    path.write_text(LINES)
+    monkeypatch.setattr(fix, "fix_text", lambda text, name, *a, **k: fix.FixResult(
+        name, LINES, MERGED, rewritten={"merged paths": 1}))
+    code, out, err = run_cli(capsys, "fix", "--browser", str(path))
+    assert code == 0, err
+    assert path.read_text() == LINES
+    assert f"{path}: not changed: Chromium moves its picture by up to " in out
+    assert "<object>" in out
+
+    path.write_text(LINES.replace(" fill", "  fill"))
+    monkeypatch.setattr(fix, "fix_text", lambda text, name, *a, **k: fix.FixResult(
+        name, text.decode(), LINES, rewritten={"markup": 1}))
+    code, out, err = run_cli(capsys, "fix", "--browser", str(path))
+    assert code == 0, err
+    assert path.read_text() == LINES
+    assert "refereed in Chromium: up to 0/255 as an <img> and an <object>" in out

@@ -17,15 +17,23 @@ Three steps, each a text edit on the source (everything else stays byte for byte
    analysis and the proof size, 2/255 on any page): against the original when only strict
    removals were asked for, else against the exact text the allowance proof saw (so the
    tidying changes nothing). When that fails, the last proven step is kept and said so.
+4. With ``rewrite``: the same picture spelled in fewer bytes (cleanup/rewrite.py: editor
+   metadata, blanks, groups, unused ids and definitions, shorter numbers, colours, styles
+   and path data, shapes as paths; no rounding), each rewrite and the whole result proven
+   the same way.
+
+A result longer than the original is never returned (``never_grow``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import Any
 
+from svgloo.engine.fixing.cleanup.rewrite import rewrite_text
 from svgloo.engine.wording.describe import describe_unit
 from svgloo.engine.reading.document import Document, parse_document
 from svgloo.engine.errors import ConfigError
@@ -62,6 +70,8 @@ class FixResult:
     checked: str = ""                               # what the final proof compared
     fell_back: str = ""                             # why the tidying was not kept, if so
     renders: int = 0
+    rewritten: dict[str, int] = field(default_factory=dict)  # rewrite job -> edits kept
+    rewrite_note: str = ""                          # why nothing was rewritten, if so
 
     @property
     def changed(self) -> bool:
@@ -242,11 +252,40 @@ def tidy(text: str, name: str, referenced_before: set[str], limits: Limits
 # --- the whole fix ------------------------------------------------------------------------
 
 def fix_scored(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], limits: Limits,
-               pool: RenderPool | None = None) -> FixResult:
+               pool: RenderPool | None = None, rewrite: bool = False) -> FixResult:
     """Fix a document already scored (``score_document``'s ScoreRun: its units and
-    ``svgloo.score/1`` result). ``harmful`` needs a reference: refused without one."""
-    doc = us.doc
+    ``svgloo.score/1`` result). ``harmful`` needs a reference: refused without one.
+    ``rewrite``: then the rewrite stage (cleanup/rewrite.py) spells the result shorter,
+    each rewrite proven against the original picture (against the proven removal when
+    specks or harmful units went, which may change it). Never longer than the original."""
     pool = pool or shared_pool(limits)
+    fixed = _remove_and_tidy(us, result, kinds, limits, pool)
+    if rewrite:
+        sizes, _note = proof_sizes(us, int(result["render_size"]), limits)
+        baseline = us.doc.text if set(kinds) <= set(STRICT_KINDS) else fixed.text
+        done = rewrite_text(fixed.text, baseline, us.doc.name, sizes, limits, pool)
+        fixed.renders += done.renders
+        fixed.rewrite_note = done.note
+        if done.changed:
+            fixed.text, fixed.rewritten = done.text, done.kept
+    return never_grow(fixed)
+
+
+def never_grow(fixed: FixResult,
+               size_of: Callable[[str], int] = lambda text: len(text.encode("utf-8"))
+               ) -> FixResult:
+    """``fixed`` as it is, or unchanged when its text would be longer than the original
+    (rewriting subpaths can respell ``zm`` as ``z m``): a fix never grows a file."""
+    if fixed.changed and size_of(fixed.text) > size_of(fixed.original):
+        return FixResult(fixed.name, fixed.original, fixed.original, renders=fixed.renders,
+                         fell_back="the result was larger than the file; left it as it was")
+    return fixed
+
+
+def _remove_and_tidy(us: UnitSet, result: dict, kinds: tuple[str, ...], limits: Limits,
+                     pool: RenderPool) -> FixResult:
+    """Steps 1 to 3 of the module's doc: proven removals, tidying, the whole proof."""
+    doc = us.doc
     size = int(result["render_size"])
     if "harmful" in kinds and result["reference"].get("kind") == "self":
         raise ConfigError(doc.name, "--only harmful needs a reference (--reference FILE): "
@@ -293,8 +332,12 @@ def fix_scored(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], l
 
 
 def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible",),
-             settings=None, pool: RenderPool | None = None) -> FixResult:
-    """Score a document (pixel backbone unless ``settings`` say otherwise) and fix it."""
+             settings=None, pool: RenderPool | None = None, rewrite: bool = False
+             ) -> FixResult:
+    """Score a document (pixel backbone unless ``settings`` say otherwise) and fix it;
+    with ``rewrite``, spell the result shorter too (``fix_scored``). Given the file's
+    bytes, "never longer" is measured in the file's own encoding."""
+    from svgloo.engine.reading.files import encode_like
     from svgloo.engine.scoring.score import ScoreSettings, score_document
 
     settings = settings or ScoreSettings(backbone="pixel")
@@ -302,8 +345,11 @@ def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible"
     doc = parse_document(text, name, settings.limits)
     # A fix removes only what the removal proof passed: always scored with it.
     run = score_document(doc, settings.with_(prove=True), pool=pool)
-    return fix_scored(run.units, run.result, kinds, settings.limits, pool)
+    fixed = fix_scored(run.units, run.result, kinds, settings.limits, pool, rewrite)
+    if isinstance(text, bytes):
+        fixed = never_grow(fixed, lambda t: len(encode_like(t, text, name)))
+    return fixed
 
 
 __all__ = ["KINDS", "FixResult", "parse_kinds", "choose_units", "cut", "text_removing",
-           "referenced_ids", "leftovers", "tidy", "fix_scored", "fix_text"]
+           "referenced_ids", "leftovers", "tidy", "fix_scored", "never_grow", "fix_text"]

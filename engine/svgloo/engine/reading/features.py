@@ -12,7 +12,7 @@ import functools
 import re
 
 from svgloo.engine.reading.document import XLINK_NS, Document
-from svgloo.engine.reading.pathdata import PathSyntaxError, subpath_edges
+from svgloo.engine.reading.pathdata import PathSyntaxError, _commands, subpath_edges
 from svgloo.engine.reading.units import UnitSet
 
 _ALLOWED_DATA = ("data:image/png", "data:image/jpeg", "data:image/jpg")
@@ -158,7 +158,50 @@ def _element_reasons(doc: Document) -> dict[int, str]:
     return reasons
 
 
+# Lengths in these units: CairoSVG and resvg read no number (and draw nothing, or a
+# default), Chromium resolves them (Q: quarter-millimetres; viewport, line-height and
+# container units). CSS units are case-insensitive.
+_UNREAD_UNITS = re.compile(
+    r"(?<![\w.])[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?"
+    r"(q|[sld]?v(?:w|h|i|b|min|max)|ic|r?lh|r?cap|rex|rch|ric|cq(?:w|h|i|b|min|max))"
+    r"(?![\w%])", re.I)
+# Attributes and properties that hold lengths (not d, points, viewBox or transform,
+# where a letter after a number is a command or nothing).
+LENGTH_PROPERTIES = frozenset({
+    "x", "y", "width", "height", "r", "rx", "ry", "cx", "cy", "x1", "y1", "x2", "y2", "fx",
+    "fy", "fr", "dx", "dy", "stroke-width", "stroke-dasharray", "stroke-dashoffset",
+    "font-size", "letter-spacing", "word-spacing", "baseline-shift", "refX", "refY",
+    "markerWidth", "markerHeight", "textLength", "font"})
+_NUMBER_START = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def _browser_only_reason(tag: str, node, props: dict[str, str]) -> str | None:
+    """Values both proof renderers ignore or draw as nothing while Chromium draws them
+    (docs/renderers.md): then neither proof renderer can see a removal's effect."""
+    if tag == "svg" and node.getparent() is None and \
+            props.get("display", "").strip().lower() == "none":
+        return ('display="none" on the root <svg>, which CairoSVG and resvg draw as nothing '
+                "and Chromium draws")
+    width = _NUMBER_START.match(props.get("stroke-width", ""))
+    if width and float(width.group(1)) < 0:
+        return (f"a negative stroke-width ({props['stroke-width'].strip()[:20]}), which "
+                "CairoSVG and resvg draw as no stroke and Chromium as the default width")
+    for key in sorted(LENGTH_PROPERTIES & props.keys()):
+        unit = _UNREAD_UNITS.search(props[key])
+        if unit:
+            return (f"the CSS unit {unit.group(1)} ({key}: {props[key].strip()[:30]}), which "
+                    "CairoSVG and resvg do not read and Chromium does")
+    origin = props.get("transform-origin", "").strip().lower()
+    if origin and origin not in ("0 0", "0px 0px", "0", "initial", "left top", "top left"):
+        return (f"transform-origin: {origin[:30]}, which CairoSVG and resvg ignore (on text "
+                "both draw it unmoved) and Chromium applies")
+    return None
+
+
 def _reason(tag: str, node, props: dict[str, str]) -> str | None:
+    browser_only = _browser_only_reason(tag, node, props)
+    if browser_only:
+        return browser_only
     value = props.get("filter", "").strip()
     if value and value.lower() != "none":
         return _css_filter_reason(value)
@@ -256,6 +299,8 @@ def _unit_reasons(us: UnitSet) -> dict[int, str]:
         return None
 
     out: dict[int, str] = coincident_subpaths(us)
+    for index, reason in masked_box_reasons(us).items():
+        out.setdefault(index, reason)
     for u in us.units:
         if u.index in out:
             continue
@@ -311,4 +356,134 @@ def coincident_subpaths(us: UnitSet) -> dict[int, str]:
                     "on top of each other): browsers (Skia) antialias such edges differently "
                     "from CairoSVG and resvg, so what removing it changes in a browser cannot "
                     "be proven")
+    return out
+
+
+# --- masked groups: Chromium sizes the masked layer by the group's bounding box ----------
+
+_BOXED_SHAPES = frozenset({"path", "rect", "circle", "ellipse", "line", "polyline",
+                           "polygon"})
+
+
+def _masked(props: dict[str, str]) -> bool:
+    value = props.get("mask", "").strip().lower()
+    return bool(value) and value != "none"
+
+
+def _shape_points(node) -> tuple[list[tuple[float, float]], list[tuple[float, float]]] | None:
+    """(points the shape's outline passes through, points its outline stays within the
+    box of) in its own user space; None for anything else or what does not parse. For a
+    curve the first are its ends, the second adds its control points (a Bezier curve lies
+    in their hull); an arc's ends, and those ends grown by its larger radius."""
+    tag = _local(node.tag)
+
+    def num(name: str) -> float:
+        value = _NUMBER_START.match(node.get(name) or "0")
+        if value is None or (node.get(name) or "0").strip() != value.group(1):
+            raise ValueError(name)
+        return float(value.group(1))
+
+    try:
+        if tag == "rect":
+            x, y, w, h = num("x"), num("y"), num("width"), num("height")
+            corners = [(x, y), (x + w, y + h)]
+            return corners, corners
+        if tag in ("circle", "ellipse"):
+            cx, cy = num("cx"), num("cy")
+            rx = num("r") if tag == "circle" else num("rx")
+            ry = num("r") if tag == "circle" else num("ry")
+            extremes = [(cx - rx, cy), (cx + rx, cy), (cx, cy - ry), (cx, cy + ry)]
+            return extremes, extremes
+        if tag == "line":
+            ends = [(num("x1"), num("y1")), (num("x2"), num("y2"))]
+            return ends, ends
+        if tag in ("polyline", "polygon"):
+            values = [float(v) for v in _TOKEN_NUMBERS.findall(node.get("points") or "")]
+            pairs = list(zip(values[0::2], values[1::2]))
+            return (pairs, pairs) if pairs else None
+        if tag == "path":
+            on, hull = [], []
+            x = y = sx = sy = 0.0
+            for up, rel, args, *_ in _commands(node.get("d") or ""):
+                if up == "Z":
+                    x, y = sx, sy
+                    continue
+                if up in "HV":
+                    value = args[0] + ((x if up == "H" else y) if rel else 0.0)
+                    x, y = (value, y) if up == "H" else (x, value)
+                    on.append((x, y))
+                    hull.append((x, y))
+                    continue
+                if up == "A":
+                    ex, ey = (x + args[5], y + args[6]) if rel else (args[5], args[6])
+                    r = max(abs(args[0]), abs(args[1]))
+                    hull += [(x - 2 * r, y - 2 * r), (x + 2 * r, y + 2 * r)]
+                    x, y = ex, ey
+                    on.append((x, y))
+                    continue
+                pairs = [((x + args[k], y + args[k + 1]) if rel else (args[k], args[k + 1]))
+                         for k in range(0, len(args), 2)]
+                hull += pairs
+                x, y = pairs[-1]
+                on.append((x, y))
+                if up == "M":
+                    sx, sy = x, y
+            return (on, hull) if on else None
+    except (ValueError, PathSyntaxError):
+        return None
+    return None
+
+
+_TOKEN_NUMBERS = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _box(points) -> tuple[float, float, float, float]:
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def masked_box_reasons(us: UnitSet) -> dict[int, str]:
+    """Units inside a masked element whose removal may change that element's bounding box.
+    Chromium (in a document or inline, not in an ``<img>``) sizes the masked layer by the
+    group's box, so removing a hidden unit that reaches the box's edge moves the mask's
+    edge (a real logo: 38/255 on 545 px); CairoSVG and resvg do not. A unit is left
+    proven only when its shape lies inside the box of the group's other shapes, with no
+    transform between them; anything else there is unverified."""
+    doc = us.doc
+    sheet = _sheet_declarations(doc)
+    masked: list[int] = []
+    for i, node in enumerate(doc.nodes):
+        props = {k.rsplit("}", 1)[-1]: v for k, v in node.attrib.items()}
+        props.update(sheet.get(i, {}))
+        props.update(_style_declarations(node.get("style") or ""))
+        if _masked(props) and len(node):
+            masked.append(i)
+    if not masked:
+        return {}
+    out: dict[int, str] = {}
+    for group in masked:
+        root = doc.nodes[group]
+        inside = [doc._index_of[n] for n in root.iter() if n is not root and
+                  doc._index_of.get(n) is not None]
+        plain = all(not doc.nodes[j].get("transform") and doc.elements[j].tag in
+                    _BOXED_SHAPES | {"g"} for j in inside)
+        points = {j: _shape_points(doc.nodes[j]) for j in inside
+                  if doc.elements[j].tag in _BOXED_SHAPES} if plain else {}
+        for u in us.units:
+            if u.element not in inside or u.index in out:
+                continue
+            mine = points.get(u.element)
+            # the other shapes' box from points their outlines pass through (it can only
+            # be larger), the unit's from points its outline stays within (it can only be
+            # smaller): "inside" is then never claimed where it does not hold
+            others = [p[0] for j, p in points.items() if j != u.element and p is not None]
+            if plain and mine is not None and others and None not in points.values():
+                x0, y0, x1, y1 = _box([q for group in others for q in group])
+                m0, n0, m1, n1 = _box(mine[1])
+                if x0 <= m0 and y0 <= n0 and m1 <= x1 and n1 <= y1:
+                    continue  # the group's box stays what the other shapes make it
+            out[u.index] = (f"it lies in a masked <{doc.elements[group].tag}>, whose "
+                            "bounding box sizes the masked layer in browsers (in a page or "
+                            "an <object>), and removing it may change that box; CairoSVG "
+                            "and resvg do not size it so")
     return out
