@@ -13,11 +13,13 @@ operations on a 577-unit logo. Two exact facts make most of that unnecessary:
 - a layer pixel that is 0 in all four channels leaves what is below it as it is (the
   DIV_255 rounding of ``d * 255 / 255`` is exact).
 
-So only "live" pixels (no later opaque block) are composited, and each block is applied
-once, to every live pixel of every earlier unit that it draws on, as one array operation:
-the pixels of all units are kept in one array sorted by canvas position. Per pixel the
-operations and their order are those of the unit-by-unit chain, so the result is the same
-bit for bit (tests/engine/test_composite.py compares them on corpus files).
+So only "live" pixels are composited, and each block is applied once, to every live pixel
+of every earlier unit that it draws on, as one array operation. A pixel stops being live
+as soon as its value equals the whole stack's at the same block (which covers the opaque
+case): from there on the same operations give the same bytes. That sweep, a chunk of
+units at a time in bounded memory, is composite_sweep.py. Per pixel the operations and
+their order are those of the unit-by-unit chain, so the result is the same bit for bit
+(tests/engine/test_composite.py compares them on corpus files).
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def _chain_work(block_units, block_layer, unit_region, wanted) -> tuple[int, int
 
 
 def _chain(size, block_units, block_layer, without_layer, unit_region, full, on_unit,
-           only) -> None:
+           only, check=None) -> None:
     """Unit by unit: the blocks below (a forward sweep keeps them), the block without the
     unit, then every later block that meets the region, in z-order."""
     boxes = np.array([box if box is not None else (0, 0, 0, 0) for box, _ in block_layer],
@@ -161,6 +163,8 @@ def _chain(size, block_units, block_layer, without_layer, unit_region, full, on_
         for k in units:
             if only is not None and k not in only:
                 continue
+            if check is not None and k % 64 == 0:
+                check()
             region = unit_region[k]
             if region is None:
                 on_unit(k, (None, None))
@@ -213,7 +217,8 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
                       block_layer: Sequence[Layer], without_layer: dict[int, Layer],
                       unit_region: Sequence[Box | None], full: np.ndarray,
                       on_unit: Callable[[int, tuple], None],
-                      only: set[int] | None = None, method: str = "auto") -> None:
+                      only: set[int] | None = None, method: str = "auto",
+                      check: Callable[[], None] | None = None) -> None:
     """Every unit's leave-one-out image inside its region, shrunk to where it differs from
     ``full``: ``on_unit(k, (box, rgb))`` ((None, None): nowhere), in z-order.
 
@@ -226,7 +231,8 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
     ``method``: "live" (live pixels, one operation per block), "chain" (unit by unit) or
     "auto": the chain where few layers overlap the regions (its cost is the overlap, the
     live method's has a part in the canvas and in the units), live pixels where many do.
-    Both give the same bytes."""
+    Both give the same bytes. ``check`` is called every few blocks (the document's time
+    budget: it raises to stop the work)."""
     wanted = [k for units in block_units for k in units if only is None or k in only]
     if method == "auto":
         overlap, regions = _chain_work(block_units, block_layer, unit_region, wanted)
@@ -235,101 +241,10 @@ def composite_without(size: int, block_units: Sequence[Iterable[int]],
         block_layer = _clipped(block_layer, [unit_region[k] for k in only])
     if method == "chain":
         _chain(size, block_units, block_layer, without_layer, unit_region, full, on_unit,
-               only)
+               only, check)
         return
-    n_blocks = len(block_layer)
-    # Per pixel, the last block that is opaque there (-1: none).
-    last_opaque = np.full((size, size), -1, np.int32)
-    for j, (box, pixels) in enumerate(block_layer):
-        if box is not None:
-            y0, y1, x0, x1 = box
-            last_opaque[y0:y1, x0:x1][pixels[..., 3] == 255] = j
+    # Live pixels, a chunk of units at a time (composite_sweep.py): bounded memory.
+    from svgloo.engine.composite_sweep import sweep_without
 
-    # The live pixels of every unit (no later block opaque there), as records.
-    block_of: dict[int, int] = {}
-    wanted: list[int] = []
-    for b, units in enumerate(block_units):
-        for k in units:
-            block_of[k] = b
-            if only is None or k in only:
-                wanted.append(k)
-    flat_parts, sizes = [], []
-    for k in wanted:
-        region = unit_region[k]
-        if region is None:
-            sizes.append(0)
-            continue
-        y0, y1, x0, x1 = region
-        ys, xs = np.nonzero(last_opaque[y0:y1, x0:x1] <= block_of[k])
-        flat_parts.append((ys + y0) * size + (xs + x0))
-        sizes.append(len(ys))
-    flat = np.concatenate(flat_parts) if flat_parts else np.zeros(0, np.int64)
-    # Records sorted by canvas position (stable: within a pixel, in z-order of units).
-    order = np.argsort(flat, kind="stable")
-    flat_sorted = flat[order]
-    position = np.empty_like(order)
-    position[order] = np.arange(len(order))
-    rec_block = np.repeat(np.array([block_of[k] for k in wanted], np.int64),
-                          sizes)[order] if len(order) else np.zeros(0, np.int64)
-    counts = np.bincount(flat_sorted, minlength=size * size)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    values = np.zeros((len(order), 4), np.uint8)
-    offsets = np.concatenate(([0], np.cumsum(sizes)))
-    rec_of = {k: position[offsets[i]:offsets[i + 1]] for i, k in enumerate(wanted)}
-
-    below = np.zeros((size, size, 4), np.uint8)  # transparent, as cairo starts
-    for b in range(n_blocks):
-        box, pixels = block_layer[b]
-        # Block b over the live pixels of the units of earlier blocks that it draws on.
-        if box is not None and len(order):
-            y0, y1, x0, x1 = box
-            py, px = np.nonzero(_nonzero_words(pixels))
-            ids = (py + y0) * size + (px + x0)
-            c = counts[ids]
-            hit = np.flatnonzero(c)
-            if hit.size:
-                c = c[hit]
-                total = int(c.sum())
-                # The records of each hit pixel: starts[id] + 0 .. count - 1.
-                first = np.repeat(starts[ids[hit]] - np.cumsum(c) + c, c)
-                recs = first + np.arange(total)
-                src_at = np.repeat(hit, c)
-                earlier = rec_block[recs] < b
-                recs, src_at = recs[earlier], src_at[earlier]
-                if recs.size:
-                    src = pixels[py[src_at], px[src_at]]
-                    values[recs] = over_u8(src, values[recs])
-        # The units of block b start from the blocks below, then b without them.
-        for k in block_units[b]:
-            recs = rec_of.get(k)
-            if recs is None or not recs.size:
-                continue
-            at = flat_sorted[recs]
-            ys, xs = at // size, at % size
-            start = below[ys, xs]
-            if len(block_units[b]) > 1:
-                wbox, wpixels = without_layer[k]
-                src = np.zeros_like(start)
-                if wbox is not None:
-                    wy0, wy1, wx0, wx1 = wbox
-                    inside = (ys >= wy0) & (ys < wy1) & (xs >= wx0) & (xs < wx1)
-                    src[inside] = wpixels[ys[inside] - wy0, xs[inside] - wx0]
-                start = over_u8(src, start)
-            values[recs] = start
-        if box is not None:
-            y0, y1, x0, x1 = box
-            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
-
-    whole = over_white_u8(below)  # the whole stack: every unit's non-live pixels
-    for k in wanted:
-        region = unit_region[k]
-        if region is None:
-            on_unit(k, (None, None))
-            continue
-        y0, y1, x0, x1 = region
-        image = whole[y0:y1, x0:x1].copy()
-        recs = rec_of[k]
-        if recs.size:
-            at = flat_sorted[recs]
-            image[at // size - y0, at % size - x0] = over_white_u8(values[recs])
-        on_unit(k, tight(region, image, full))
+    sweep_without(size, [list(units) for units in block_units], block_layer, without_layer,
+                  unit_region, full, on_unit, wanted, check)
