@@ -163,7 +163,7 @@ def _chain(size, block_units, block_layer, without_layer, unit_region, full, on_
         for k in units:
             if only is not None and k not in only:
                 continue
-            if check is not None and k % 64 == 0:
+            if check is not None:
                 check()
             region = unit_region[k]
             if region is None:

@@ -41,7 +41,7 @@ from svgloo.engine.raster import Box, Layer
 # Pixels of the regions of one chunk of units: bounds the records (about 20 bytes each)
 # and the sweep's temporary arrays to a few tens of MB.
 MAX_RECORDS = 2_000_000
-CHECK_EVERY = 32  # blocks between two calls of ``check`` (the document's time budget)
+CHECK_EVERY = 8  # blocks between two calls of ``check`` (the document's time budget)
 
 
 def _words(rgba: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from svgloo.engine.composite import (changed_box, composite_without, diff_box,
 from svgloo.engine.document import parse_document
 from svgloo.engine.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.layers import LayerTexts
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits, budget_check
 from svgloo.engine.pathdata import with_absolute_movetos
 from svgloo.engine.progress import ProgressFn, Stage, WorkProgress
 from svgloo.engine.raster import NO_LAYER, Box, Layer, grow, intersects, union_box
@@ -355,7 +355,10 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     # with and without it. Within that, only where the block's layer changes without the
     # unit: elsewhere the whole stack is the same with or without it, so the composite
     # would only redraw the full render (a subpath's window spans the canvas's width).
+    check = budget_check(us.doc.name)
     for b, block in enumerate(blocks):
+        if check is not None and b % 64 == 0:
+            check()  # each block below costs a few region-sized comparisons
         if len(block) == 1:
             unit_region[block.lo] = block_layer[b].box
             continue
@@ -379,7 +382,7 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
         only = set(range(n)) - kept
         stages["composite"].advance(n - len(only))
     _composite(size, blocks, stack, patches, full, stages["composite"], only, partial,
-               previous)
+               previous, budget_check(us.doc.name))
     stages["composite"].finish()
     return LooResult(full, patches, "fast", renders=renderer.renders + 1, blocks=blocks,
                      timings={"render_s": t_render,
@@ -483,7 +486,8 @@ def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]
 def _composite(size: int, blocks: list[Block], stack: LayerStack,
                patches: list[Patch | None], full: np.ndarray, stage: Stage,
                only: set[int] | None = None, partial: dict[int, Box] | None = None,
-               previous: LooResult | None = None) -> None:
+               previous: LooResult | None = None,
+               check: Callable[[], None] | None = None) -> None:
     """Leave-one-out images (see composite.py): for unit k of block b, inside k's region,
     the blocks below b, then b without k, then every later block, in z-order - cairo's
     own order. ``only``: the units to composite (the others' patches are left as they
@@ -500,7 +504,7 @@ def _composite(size: int, blocks: list[Block], stack: LayerStack,
         stage.advance()
 
     composite_without(size, [block.units for block in blocks], stack.block_layer,
-                      stack.without_layer, regions, full, done, only)
+                      stack.without_layer, regions, full, done, only, check=check)
 
 
 def _merged(k: int, region: Box, part: Box, fresh: tuple, previous: LooResult,

@@ -15,7 +15,8 @@ from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError
 from svgloo.engine.findings import FindingThresholds, count_findings, find_all, findings_steps
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import (DEFAULT_LIMITS, DocumentBudget, Limits, current_budget,
+                                  document_budget)
 from svgloo.engine.loo import LooResult, leave_one_out
 from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
@@ -91,6 +92,26 @@ def _render_svg_reference(path: str, size: int, limits: Limits, pool: RenderPool
 
 
 def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
+                   progress=None, **kw) -> ScoreRun:
+    """Score every unit of a parsed document (see _score_document) within the document's
+    budget: the caller's (the daemon and the viewer set one) or, where none is set, one
+    of ``settings.limits.document_timeout_s`` started here. Every stage checks it: the
+    render pool on each job, the main process's stages as they report progress."""
+    budget = current_budget(doc.name)
+    if budget is None:
+        with document_budget(DocumentBudget.from_limits(doc.name, settings.limits)):
+            return score_document(doc, settings, progress=progress, **kw)
+    if progress is None or callable(progress):
+        report = progress
+
+        def progress(done: int, total: int) -> None:
+            budget.check()  # raises the budget's one-line LimitError once it is spent
+            if report is not None:
+                report(done, total)
+    return _score_document(doc, settings, progress=progress, **kw)
+
+
+def _score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                    pool: RenderPool | None = None, progress=None,
                    backbone=None, layer_cache=None,
                    previous: ScoreRun | None = None) -> ScoreRun:
