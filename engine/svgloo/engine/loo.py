@@ -33,6 +33,7 @@ from svgloo.engine.blocks import Block, compute_blocks, has_structural_css, unaf
 from svgloo.engine.composite import (changed_box, composite_without, diff_box,
                                      patched_crop, tight)
 from svgloo.engine.document import parse_document
+from svgloo.engine.fit_check import check_fits
 from svgloo.engine.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.layers import LayerTexts
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, budget_check
@@ -535,6 +536,9 @@ def leave_one_out(us: UnitSet, method: str = "fast", size: int = DEFAULT_RENDER_
     an earlier result of the same document whose unchanged patches fast keeps;
     ``pictures``: the document's pictures, on their way; ``on_drawn``: called once fast's
     layers are drawn (see loo_fast)."""
+    pool = pool or shared_pool(limits)
+    # A file whose layers and images cannot fit is refused now, not after its renders.
+    check_fits(us, size, limits, pool)
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":
