@@ -51,3 +51,48 @@ def test_many_small_dots_are_not_refused_and_small_files_render_nothing_to_check
     assert estimated_bytes(dots, SIZE, limits, render_pool) < 5 * 2 ** 20
     small = extract_units(parse_document(stacked_rects(20), "small.svg"))
     assert estimated_bytes(small, SIZE, limits, render_pool) is None
+
+
+def _one_path(subpaths: int, wrap: str = "") -> str:
+    d = "M0 0" + "m2 0h1z" * (subpaths - 1)
+    path = f'<path d="{d}"/>'
+    if wrap:
+        path = f"<{wrap}>{path}</{wrap}><rect width='5' height='5'/>"
+    return f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">{path}</svg>'
+
+
+def test_a_path_of_far_more_subpaths_than_the_limit_is_refused_before_it_is_split(
+        monkeypatch):
+    """300,000 subpaths (the limit is 5,000): refused by counting movetos, without
+    splitting the path data (which took 48 s and 695 MB at a million subpaths)."""
+    from svgloo.engine import units
+    from svgloo.engine.preflight import check_scorable
+
+    doc = parse_document(_one_path(300_000), "huge.svg", Limits())
+    split = []
+    monkeypatch.setattr(units, "split_subpaths", lambda d: split.append(d) or [])
+    units._cached_split.cache_clear()
+    with pytest.raises(LimitError) as caught:
+        check_scorable(doc, Limits())
+    assert not split
+    assert str(caught.value).endswith(
+        "huge.svg: about 300000 scoring units; the limit is 5000 (try --no-subpaths)")
+
+
+def test_the_cheap_count_refuses_nothing_the_exact_count_would_take():
+    from svgloo.engine.fit_check import units_at_most
+    from svgloo.engine.preflight import check_scorable
+
+    limits = Limits()
+    # Near the limit the exact count decides (the same message as ever).
+    with pytest.raises(LimitError, match="6000 scoring units; the limit is 5000"):
+        check_scorable(parse_document(_one_path(6000), "near.svg", limits), limits)
+    # A path in <defs> is no unit, however many subpaths it has.
+    doc = parse_document(_one_path(300_000, "defs"), "defs.svg", limits)
+    assert units_at_most(doc) == 1
+    _, us = check_scorable(doc, limits)
+    assert len(us.units) == 1
+    # Without subpaths a compound path is one unit.
+    doc = parse_document(_one_path(300_000), "whole.svg", limits)
+    _, us = check_scorable(doc, limits, subpaths=False)
+    assert len(us.units) == 1

@@ -19,11 +19,10 @@ from __future__ import annotations
 import math
 import random
 
+from svgloo.engine.document import SVG_NS, Document
 from svgloo.engine.errors import LimitError
-from svgloo.engine.layers import LayerTexts
 from svgloo.engine.limits import Limits
-from svgloo.engine.render_jobs import job_render_layers
-from svgloo.engine.units import UnitSet
+from svgloo.engine.units import LEAF_TAGS, NON_RENDERING, UnitSet
 
 BYTES_PER_PIXEL = 4 + 3  # a unit's layer (RGBA) and its leave-one-out patch (RGB)
 SAMPLE = 24              # units drawn alone to measure their boxes
@@ -37,6 +36,9 @@ def estimated_bytes(us: UnitSet, size: int, limits: Limits, pool) -> int | None:
     budget = limits.document_render_mb * 1024 * 1024
     if len(elements) * size * size * BYTES_PER_PIXEL <= budget:
         return None
+    from svgloo.engine.layers import LayerTexts
+    from svgloo.engine.render_jobs import job_render_layers
+
     sample = random.Random(37).sample(elements, min(SAMPLE, len(elements)))
     texts = LayerTexts(us)
     [layers] = pool.map(job_render_layers,
@@ -63,4 +65,46 @@ def check_fits(us: UnitSet, size: int, limits: Limits, pool) -> None:
                      f"{limits.document_render_mb} MB; {hint}split the file")
 
 
-__all__ = ["estimated_bytes", "check_fits", "BYTES_PER_PIXEL"]
+def units_at_most(doc: Document, subpaths: bool = True) -> int:
+    """How many scoring units ``units.extract_units`` can find, counted without parsing
+    any path data: the leaf elements it would take, a compound path counted as its
+    movetos (each moveto command starts a subpath; a path whose data does not parse is
+    one unit in the end, so this is an upper bound). Splitting a path of a million
+    subpaths took 48 s and 695 MB before the unit limit was checked; this takes a
+    fraction of a second, so the limit is checked first."""
+    count = 0
+    skip_below: set = set()
+    for i, node in enumerate(doc.nodes):
+        parent = node.getparent()
+        if parent is not None and parent in skip_below:
+            skip_below.add(node)
+            continue
+        el = doc.elements[i]
+        if el.namespace not in (SVG_NS, None) or el.tag in NON_RENDERING:
+            skip_below.add(node)
+            continue
+        if el.tag not in LEAF_TAGS:
+            continue
+        skip_below.add(node)
+        movetos = 0
+        if el.tag == "path" and subpaths:
+            d = node.get("d") or ""
+            movetos = d.count("M") + d.count("m")
+        count += movetos if movetos >= 2 else 1
+    return count
+
+
+def check_unit_count(doc: Document, limits: Limits, subpaths: bool = True) -> None:
+    """Raise the unit limit's LimitError before the units are extracted, when even the
+    cheap count says the file is far over it (ten times: the count is an upper bound,
+    and a file near the limit is left to the exact count)."""
+    bound = units_at_most(doc, subpaths)
+    if bound > 10 * limits.max_units:
+        hint = " (try --no-subpaths)" if subpaths and units_at_most(doc, False) <= \
+            limits.max_units else ""
+        raise LimitError(doc.name, f"about {bound} scoring units; the limit is "
+                                   f"{limits.max_units}{hint}")
+
+
+__all__ = ["estimated_bytes", "check_fits", "units_at_most", "check_unit_count",
+           "BYTES_PER_PIXEL"]
