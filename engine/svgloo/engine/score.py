@@ -14,6 +14,7 @@ import numpy as np
 from svgloo.engine.backbones import choose_backbone, get_backbone
 from svgloo.engine.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError
+from svgloo.engine.fit_check import check_fits
 from svgloo.engine.findings import FindingThresholds, count_findings, find_all, findings_steps
 from svgloo.engine.limits import (DEFAULT_LIMITS, DocumentBudget, Limits, current_budget,
                                   document_budget)
@@ -133,6 +134,9 @@ def _score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     limits = settings.limits
     pool = pool or shared_pool(limits)
     warnings, units = check_scorable(doc, limits, settings.subpaths, settings.method)
+    # Before the document's pictures take the workers: a file that cannot fit is told so
+    # in seconds (fit_check.py).
+    check_fits(units, settings.size, limits, pool)
     t_parse = time.perf_counter() - t0
 
     choice = choose_backbone(settings.backbone, settings.weights)
