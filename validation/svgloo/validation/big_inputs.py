@@ -131,6 +131,7 @@ class Outcome:
     name: str
     seconds: float
     peak_mb: float
+    cpu_s: float  # CPU time of the whole process tree
     ok: bool
     line: str  # the error line, or the summary of what was scored
 
@@ -144,18 +145,24 @@ def _children(pid: int, parent_of: dict[int, int]) -> set[int]:
     return tree
 
 
-def tree_rss_kb(root: int) -> int:
-    """The RSS of a process and all its descendants now, summed (kB), from /proc."""
+def tree_sample(root: int, cpu_ticks: dict[int, int]) -> int:
+    """The RSS of a process and all its descendants now, summed (kB), from /proc; each
+    one's CPU time so far (user + system, in clock ticks) is noted in ``cpu_ticks``."""
     parent_of: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as f:
-                    parent_of[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                    fields = f.read().rsplit(")", 1)[1].split()
             except OSError:  # gone meanwhile
-                pass
+                continue
+            parent_of[int(entry)] = int(fields[1])
+            stats[int(entry)] = fields
     total = 0
     for pid in _children(root, parent_of):
+        if pid in stats:
+            cpu_ticks[pid] = int(stats[pid][11]) + int(stats[pid][12])  # utime, stime
         try:
             with open(f"/proc/{pid}/status") as f:
                 total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
@@ -165,20 +172,22 @@ def tree_rss_kb(root: int) -> int:
 
 
 def run_measured(argv: list[str], timeout_s: float, interval_s: float = 0.05
-                 ) -> tuple[float, float, int | None, str, str]:
-    """(seconds, peak tree MB, exit code or None on timeout, stdout, stderr) of a command,
-    its process tree sampled every ``interval_s``."""
+                 ) -> tuple[float, float, float, int | None, str, str]:
+    """(seconds, peak tree MB, CPU seconds of the tree, exit code or None on timeout,
+    stdout, stderr) of a command, its process tree sampled every ``interval_s`` (the CPU
+    time of a process is as last sampled: a little short for the very last moments)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     t = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     peak = [0]
+    cpu_ticks: dict[int, int] = {}
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
             try:
-                peak[0] = max(peak[0], tree_rss_kb(proc.pid))
+                peak[0] = max(peak[0], tree_sample(proc.pid, cpu_ticks))
             except OSError:
                 pass
             done.wait(interval_s)
@@ -195,7 +204,8 @@ def run_measured(argv: list[str], timeout_s: float, interval_s: float = 0.05
     seconds = time.perf_counter() - t
     done.set()
     sampler.join()
-    return seconds, peak[0] / 1024, code, out, err
+    cpu = sum(cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
+    return seconds, peak[0] / 1024, cpu, code, out, err
 
 
 def bench_one(name: str, text: str, timeout_s: float, extra: list[str]) -> Outcome:
@@ -204,18 +214,18 @@ def bench_one(name: str, text: str, timeout_s: float, extra: list[str]) -> Outco
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{name}.svg"
         path.write_text(text)
-        seconds, peak, code, out, err = run_measured(
+        seconds, peak, cpu, code, out, err = run_measured(
             [sys.executable, "-m", "svgloo", "score", str(path), "--json",
              "--backbone", "pixel", *extra], timeout_s)
     if code is None:
-        return Outcome(name, seconds, peak, False, f"no answer within {timeout_s:g} s")
+        return Outcome(name, seconds, peak, cpu, False, f"no answer within {timeout_s:g} s")
     if code != 0:
         lines = [line for line in err.strip().splitlines() if line.strip()]
-        return Outcome(name, seconds, peak, False,
+        return Outcome(name, seconds, peak, cpu, False,
                        (lines[-1] if lines else f"exit {code}") + f" (exit {code})")
     result = json.loads(out)
     t = result["timings"]
-    return Outcome(name, seconds, peak, True,
+    return Outcome(name, seconds, peak, cpu, True,
                    f"{result['summary']['units']} units; render {t['render_s']:.1f} s, "
                    f"composite {t['composite_s']:.1f} s, score {t['score_s']:.1f} s, "
                    f"findings {t['findings_s']:.1f} s, proof {t['proof_s']:.1f} s")
@@ -227,8 +237,8 @@ def machine_load() -> str:
 
 def bench(names: list[str], timeout_s: float, extra: list[str]) -> list[Outcome]:
     print(f"# {machine_load()}, {os.cpu_count()} cores; svgloo score --json --backbone "
-          f"pixel {' '.join(extra)}; MB = the largest sum of the process tree's RSS",
-          flush=True)
+          f"pixel {' '.join(extra)}; wall s, MB = the largest sum of the process tree's "
+          "RSS, CPU s of the whole tree", flush=True)
     outcomes = []
     for name in names:
         o = bench_one(name, INPUTS[name](), timeout_s, extra)
@@ -237,7 +247,7 @@ def bench(names: list[str], timeout_s: float, extra: list[str]) -> list[Outcome]
         verdict = "" if bar is None else (
             "  bar met" if o.ok and o.seconds <= bar[0] and o.peak_mb <= bar[1]
             else f"  bar missed (<= {bar[0]} s, <= {bar[1]} MB)")
-        print(f"{name:>20}: {o.seconds:7.1f} s {o.peak_mb:7.0f} MB  "
+        print(f"{name:>20}: {o.seconds:7.1f} s {o.peak_mb:7.0f} MB {o.cpu_s:7.1f} s CPU  "
               f"{'scored' if o.ok else 'FAILED'}: {o.line}{verdict}", flush=True)
     times = {o.name: o.seconds for o in outcomes if o.ok}
     if "subpaths-490" in times and "subpaths-4900" in times:
