@@ -17,7 +17,9 @@ leave-one-out image costs a few small composites instead of a render of the docu
 
 The parts live beside this module: the worker jobs in render_jobs.py, layer rendering and
 its cache keys in layer_render.py, compound paths subpath by subpath in
-subpath_windows.py, the compositing itself in composite.py, boxes and layers in raster.py.
+subpath_windows.py, the compositing itself in composite.py (overlap-heavy stacks in
+composite_sweep.py, in bounded chunks), boxes and layers in raster.py; a file whose
+layers and images cannot fit is refused first (fit_check.py).
 """
 
 from __future__ import annotations
