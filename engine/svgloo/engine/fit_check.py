@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 import random
 
-from svgloo.engine.document import SVG_NS, Document
+from svgloo.engine.document import Document
 from svgloo.engine.errors import LimitError
 from svgloo.engine.limits import Limits
-from svgloo.engine.units import LEAF_TAGS, NON_RENDERING, UnitSet
+from svgloo.engine.units import UnitSet, unit_elements
 
 BYTES_PER_PIXEL = 4 + 3  # a unit's layer (RGBA) and its leave-one-out patch (RGB)
 SAMPLE = 24              # units drawn alone to measure their boxes
@@ -73,22 +73,10 @@ def units_at_most(doc: Document, subpaths: bool = True) -> int:
     subpaths took 48 s and 695 MB before the unit limit was checked; this takes a
     fraction of a second, so the limit is checked first."""
     count = 0
-    skip_below: set = set()
-    for i, node in enumerate(doc.nodes):
-        parent = node.getparent()
-        if parent is not None and parent in skip_below:
-            skip_below.add(node)
-            continue
-        el = doc.elements[i]
-        if el.namespace not in (SVG_NS, None) or el.tag in NON_RENDERING:
-            skip_below.add(node)
-            continue
-        if el.tag not in LEAF_TAGS:
-            continue
-        skip_below.add(node)
+    for i in unit_elements(doc):
         movetos = 0
-        if el.tag == "path" and subpaths:
-            d = node.get("d") or ""
+        if doc.elements[i].tag == "path" and subpaths:
+            d = doc.nodes[i].get("d") or ""
             movetos = d.count("M") + d.count("m")
         count += movetos if movetos >= 2 else 1
     return count

@@ -136,37 +136,20 @@ class Outcome:
     line: str  # the error line, or the summary of what was scored
 
 
-def _children(pid: int, parent_of: dict[int, int]) -> set[int]:
-    tree, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        tree.add(p)
-        todo.extend(c for c, q in parent_of.items() if q == p and c not in tree)
-    return tree
-
-
 def tree_sample(root: int, cpu_ticks: dict[int, int]) -> int:
     """The RSS of a process and all its descendants now, summed (kB), from /proc; each
     one's CPU time so far (user + system, in clock ticks) is noted in ``cpu_ticks``."""
-    parent_of: dict[int, int] = {}
-    stats: dict[int, list[str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:  # gone meanwhile
-                continue
-            parent_of[int(entry)] = int(fields[1])
-            stats[int(entry)] = fields
+    from svgloo.validation.bench_loo import _tree
+
     total = 0
-    for pid in _children(root, parent_of):
-        if pid in stats:
-            cpu_ticks[pid] = int(stats[pid][11]) + int(stats[pid][12])  # utime, stime
+    for pid in _tree(root) or {root}:
         try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu_ticks[pid] = int(fields[11]) + int(fields[12])  # utime, stime
             with open(f"/proc/{pid}/status") as f:
                 total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-        except (OSError, StopIteration):
+        except (OSError, StopIteration):  # gone meanwhile
             pass
     return total
 
