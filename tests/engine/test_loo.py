@@ -53,6 +53,19 @@ def test_method_comparisons_cannot_fail_on_a_slow_machine(render_pool):
     assert limits.render_memory_mb == DEFAULT_LIMITS.render_memory_mb
 
 
+def test_fast_equals_naive_on_stacked_translucent_rects(render_pool):
+    """Issue 37's overlap-heavy shape (every rect overlaps every other, translucent, so
+    the composites go through the chunked sweep): fast is naive's picture, unit by unit.
+    Small, since naive renders the whole file once per unit."""
+    from svgloo.validation.big_inputs import stacked_rects
+
+    us = extract_units(parse_document(stacked_rects(90), "stacked.svg"))
+    fast = loo_fast(us, 128, pool=render_pool)
+    naive = loo_naive(us, 128, pool=render_pool)
+    assert sum(p.box is not None for p in fast.patches) > 60
+    assert _max_diff(fast, naive, len(us.units)) <= TOLERANCE
+
+
 COUPLED = """<svg xmlns="http://www.w3.org/2000/svg" \
 xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 40 40">
   <rect width="40" height="40" fill="#eee"/>

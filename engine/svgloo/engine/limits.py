@@ -163,3 +163,11 @@ def current_budget(name: str | None = None) -> DocumentBudget | None:
         with _by_name_lock:
             budget = _by_name.get(name)
     return budget
+
+
+def budget_check(name: str | None = None):
+    """The check of the document's budget, for a stage in the main process to call as it
+    goes (it raises the budget's LimitError once the time is spent); None when no budget
+    is set."""
+    budget = current_budget(name)
+    return None if budget is None else budget.check

@@ -17,7 +17,9 @@ leave-one-out image costs a few small composites instead of a render of the docu
 
 The parts live beside this module: the worker jobs in render_jobs.py, layer rendering and
 its cache keys in layer_render.py, compound paths subpath by subpath in
-subpath_windows.py, the compositing itself in composite.py, boxes and layers in raster.py.
+subpath_windows.py, the compositing itself in composite.py (overlap-heavy stacks in
+composite_sweep.py, in bounded chunks), boxes and layers in raster.py; a file whose
+layers and images cannot fit is refused first (fit_check.py).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ import numpy as np
 
 from svgloo.engine.leave_one_out.blocks import Block, compute_blocks, has_structural_css, unaffected_units
 from svgloo.engine.rendering.composite import (changed_box, composite_without, diff_box,
-                                               patched_crop, tight)
+                                     patched_crop, tight)
 from svgloo.engine.reading.document import parse_document
+from svgloo.engine.leave_one_out.fit_check import check_fits
 from svgloo.engine.leave_one_out.layer_render import Captures, LayerRenderer, RenderItem
 from svgloo.engine.leave_one_out.layers import LayerTexts
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import DEFAULT_LIMITS, Limits, budget_check
 from svgloo.engine.reading.pathdata import with_absolute_movetos
 from svgloo.engine.progress import ProgressFn, Stage, WorkProgress
 from svgloo.engine.rendering.raster import NO_LAYER, Box, Layer, grow, intersects, union_box
@@ -358,7 +361,10 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     # with and without it. Within that, only where the block's layer changes without the
     # unit: elsewhere the whole stack is the same with or without it, so the composite
     # would only redraw the full render (a subpath's window spans the canvas's width).
+    check = budget_check(us.doc.name)
     for b, block in enumerate(blocks):
+        if check is not None and b % 64 == 0:
+            check()  # each block below costs a few region-sized comparisons
         if len(block) == 1:
             unit_region[block.lo] = block_layer[b].box
             continue
@@ -383,7 +389,7 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
         only = set(range(n)) - kept
         stages["composite"].advance(n - len(only))
     _composite(size, blocks, stack, patches, full, stages["composite"], only, partial,
-               previous)
+               previous, budget_check(us.doc.name))
     stages["composite"].finish()
     # _composite gave every unit its patch
     return LooResult(full, cast("list[Patch]", patches), "fast", renders=renderer.renders + 1, blocks=blocks,
@@ -489,7 +495,8 @@ def _layer_text(texts: LayerTexts, blocks: list[Block], request: tuple[str, int]
 def _composite(size: int, blocks: list[Block], stack: LayerStack,
                patches: list[Patch | None], full: np.ndarray, stage: Stage,
                only: set[int] | None = None, partial: dict[int, Box] | None = None,
-               previous: LooResult | None = None) -> None:
+               previous: LooResult | None = None,
+               check: Callable[[], None] | None = None) -> None:
     """Leave-one-out images (see composite.py): for unit k of block b, inside k's region,
     the blocks below b, then b without k, then every later block, in z-order - cairo's
     own order. ``only``: the units to composite (the others' patches are left as they
@@ -506,7 +513,7 @@ def _composite(size: int, blocks: list[Block], stack: LayerStack,
         stage.advance()
 
     composite_without(size, [block.units for block in blocks], stack.block_layer,
-                      stack.without_layer, regions, full, done, only)
+                      stack.without_layer, regions, full, done, only, check=check)
 
 
 def _merged(k: int, region: Box, part: Box, fresh: tuple, previous: LooResult,
@@ -537,6 +544,9 @@ def leave_one_out(us: UnitSet, method: str = "fast", size: int = DEFAULT_RENDER_
     an earlier result of the same document whose unchanged patches fast keeps;
     ``pictures``: the document's pictures, on their way; ``on_drawn``: called once fast's
     layers are drawn (see loo_fast)."""
+    pool = pool or shared_pool(limits)
+    # A file whose layers and images cannot fit is refused now, not after its renders.
+    check_fits(us, size, limits, pool)
     if method == "naive":
         return loo_naive(us, size, limits, pool, progress)
     if method == "fast":

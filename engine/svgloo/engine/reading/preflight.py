@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from svgloo.engine.reading.document import Document
 from svgloo.engine.errors import ConfigError, LimitError
+from svgloo.engine.reading.unit_count import check_unit_count
 from svgloo.engine.limits import Limits
 from svgloo.engine.reading.safety import check_document
 from svgloo.engine.reading.units import UnitSet, extract_units
@@ -22,6 +23,7 @@ def check_scorable(doc: Document, limits: Limits, subpaths: bool = True,
     """(warnings, units) of a document that can be scored; raises LimitError or
     ConfigError naming the file otherwise."""
     warnings = check_document(doc, limits)
+    check_unit_count(doc, limits, subpaths)  # before path data is parsed (unit_count.py)
     units = extract_units(doc, subpaths)
     if len(units) > limits.max_units:
         raise LimitError(doc.name, f"{len(units)} scoring units; the limit is "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from svgloo.engine.result_types import UnitKind
@@ -92,9 +93,9 @@ def _raw_d(doc: Document, split_at: tuple[int, int]) -> str:
     return doc.text[split_at[0]:split_at[1]].translate({9: 32, 10: 32, 13: 32})
 
 
-def extract_units(doc: Document, split_subpaths_on: bool = True) -> UnitSet:
-    units: list[Unit] = []
-    splits: dict[int, PathSplit] = {}
+def unit_elements(doc: Document) -> Iterator[int]:
+    """The elements that are scoring units (or split into them), in document order:
+    rendered leaves outside non-rendering containers, nothing inside a unit."""
     skip_below: set = set()
     for i, node in enumerate(doc.nodes):
         parent = node.getparent()
@@ -108,6 +109,14 @@ def extract_units(doc: Document, split_subpaths_on: bool = True) -> UnitSet:
         if el.tag not in LEAF_TAGS:
             continue
         skip_below.add(node)  # nothing inside a unit is a unit of its own
+        yield i
+
+
+def extract_units(doc: Document, split_subpaths_on: bool = True) -> UnitSet:
+    units: list[Unit] = []
+    splits: dict[int, PathSplit] = {}
+    for i in unit_elements(doc):
+        node, el = doc.nodes[i], doc.elements[i]
         ident = node.get("id")
         if el.tag == "path" and split_subpaths_on:
             split = _split_path(doc, i)

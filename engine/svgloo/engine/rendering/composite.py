@@ -13,11 +13,13 @@ operations on a 577-unit logo. Two exact facts make most of that unnecessary:
 - a layer pixel that is 0 in all four channels leaves what is below it as it is (the
   DIV_255 rounding of ``d * 255 / 255`` is exact).
 
-So only "live" pixels (no later opaque block) are composited, and each block is applied
-once, to every live pixel of every earlier unit that it draws on, as one array operation:
-the pixels of all units are kept in one array sorted by canvas position. Per pixel the
-operations and their order are those of the unit-by-unit chain, so the result is the same
-bit for bit (tests/engine/test_composite.py compares them on corpus files).
+So only "live" pixels are composited, and each block is applied once, to every live pixel
+of every earlier unit that it draws on, as one array operation. A pixel stops being live
+as soon as its value equals the whole stack's at the same block (which covers the opaque
+case): from there on the same operations give the same bytes. That sweep, a chunk of
+units at a time in bounded memory, is composite_sweep.py. Per pixel the operations and
+their order are those of the unit-by-unit chain, so the result is the same bit for bit
+(tests/engine/test_composite.py compares them on corpus files).
 """
 
 from __future__ import annotations
@@ -26,106 +28,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from svgloo.engine.rendering.over import (changed_box, cut_to_change, diff_box,
+                                          over_u8, over_white_u8, paste, patched_crop, tight)
 from svgloo.engine.rendering.raster import NO_LAYER, Box, Layer
-
-
-def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Premultiplied RGBA ``src`` over ``dst``, both uint8, rounded the way cairo's pixman
-    does it (``d * (255 - a) / 255`` with its DIV_255 rounding, then a saturating add), so
-    a chain of these reproduces cairo's own drawing order bit for bit or within 1/255."""
-    t = dst * (255 - src[..., 3:4]).astype(np.uint16)
-    t += 128
-    t += t >> 8
-    t >>= 8
-    t += src
-    return np.minimum(t, 255, out=t).astype(np.uint8)
-
-
-def over_white_u8(rgba: np.ndarray) -> np.ndarray:
-    """Premultiplied RGBA over white -> RGB (render.over_white, on any leading shape)."""
-    return np.minimum(rgba[..., :3], rgba[..., 3:4]) + (255 - rgba[..., 3:4])
-
-
-def paste(region: Box, layer: Layer) -> np.ndarray:
-    """The layer inside ``region`` as uint8 RGBA (zeros where it has no pixels)."""
-    y0, y1, x0, x1 = region
-    out = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
-    box, pixels = layer
-    if box is None:
-        return out
-    iy0, iy1 = max(y0, box[0]), min(y1, box[1])
-    ix0, ix1 = max(x0, box[2]), min(x1, box[3])
-    if iy0 < iy1 and ix0 < ix1:
-        out[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0] = \
-            pixels[iy0 - box[0]:iy1 - box[0], ix0 - box[2]:ix1 - box[2]]
-    return out
-
-
-def patched_crop(full: np.ndarray, patch_box: Box | None, pixels: np.ndarray | None,
-                 box: Box) -> np.ndarray:
-    """A copy of ``full`` inside ``box`` with ``pixels`` pasted at ``patch_box`` (a box
-    inside ``box``, or None): a leave-one-out image there, from its patch."""
-    y0, y1, x0, x1 = box
-    out = full[y0:y1, x0:x1].copy()
-    if patch_box is not None:
-        py0, py1, px0, px1 = patch_box
-        out[py0 - y0:py1 - y0, px0 - x0:px1 - x0] = pixels
-    return out
-
-
-def diff_box(a: np.ndarray, b: np.ndarray) -> Box | None:
-    """The bounding box of the pixels where two images differ (None: nowhere)."""
-    if a.shape[-1] == 4 and a.flags.c_contiguous and b.flags.c_contiguous:
-        changed = a.view(np.uint32)[..., 0] != b.view(np.uint32)[..., 0]  # RGBA as one word
-        rows = np.flatnonzero(changed.any(axis=1))
-        if rows.size == 0:
-            return None
-        cols = np.flatnonzero(changed.any(axis=0))
-        return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-    changed = a != b  # rows first, over whole rows of bytes (a reduction over 3 is slow)
-    rows = np.flatnonzero(changed.reshape(changed.shape[0], -1).any(axis=1))
-    if rows.size == 0:
-        return None
-    cols = np.flatnonzero(changed[rows[0]:rows[-1] + 1].any(axis=0).any(axis=-1))
-    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-
-
-def changed_box(region: Box | None, without: Layer, layer: Layer) -> Box | None:
-    """The part of ``region`` where two layers differ (None: nowhere)."""
-    if region is None:
-        return None
-    box = diff_box(paste(region, without), paste(region, layer))
-    if box is None:
-        return None
-    return region[0] + box[0], region[0] + box[1], region[2] + box[2], region[2] + box[3]
-
-
-def cut_to_change(region: Box | None, without: Layer, layer: Layer) -> Layer:
-    """``without`` kept only inside the part of ``region`` where it differs from ``layer``
-    (its box is that part; NO_LAYER: they are the same there). Compositing reads a unit's
-    layer only inside its region, and the region shrinks to that part anyway."""
-    box = changed_box(region, without, layer)
-    return NO_LAYER if box is None else Layer(box, paste(box, without))
-
-
-def tight(region: Box, pixels: np.ndarray, full: np.ndarray) -> tuple:
-    """(box, pixels) shrunk to where ``pixels`` (RGB inside ``region``) really differs from
-    the full render; (None, None) where it does not (a block's region can be much larger
-    than one unit's effect; this keeps memory and scoring small)."""
-    y0, y1, x0, x1 = region
-    box = diff_box(pixels, full[y0:y1, x0:x1])
-    if box is None:
-        return None, None
-    by0, by1, bx0, bx1 = box
-    return ((y0 + by0, y0 + by1, x0 + bx0, x0 + bx1),
-            pixels[by0:by1, bx0:bx1].copy())
-
-
-def _nonzero_words(pixels: np.ndarray) -> np.ndarray:
-    """Mask of the pixels of an RGBA crop that are not 0 in every channel."""
-    if pixels.flags.c_contiguous:
-        return pixels.view(np.uint32)[..., 0] != 0
-    return np.asarray(pixels.any(axis=2))
 
 
 def _chain_work(block_units, block_layer, unit_region, wanted) -> tuple[int, int]:
@@ -148,7 +53,7 @@ def _chain_work(block_units, block_layer, unit_region, wanted) -> tuple[int, int
 
 
 def _chain(size, block_units, block_layer, without_layer, unit_region, full, on_unit,
-           only) -> None:
+           only, check=None) -> None:
     """Unit by unit: the blocks below (a forward sweep keeps them), the block without the
     unit, then every later block that meets the region, in z-order."""
     boxes = np.array([box if box is not None else (0, 0, 0, 0) for box, _ in block_layer],
@@ -161,6 +66,8 @@ def _chain(size, block_units, block_layer, without_layer, unit_region, full, on_
         for k in units:
             if only is not None and k not in only:
                 continue
+            if check is not None:
+                check()
             region = unit_region[k]
             if region is None:
                 on_unit(k, (None, None))
@@ -213,7 +120,8 @@ def composite_without(size: int, block_units: Sequence[Sequence[int]],
                       block_layer: Sequence[Layer], without_layer: dict[int, Layer],
                       unit_region: Sequence[Box | None], full: np.ndarray,
                       on_unit: Callable[[int, tuple], None],
-                      only: set[int] | None = None, method: str = "auto") -> None:
+                      only: set[int] | None = None, method: str = "auto",
+                      check: Callable[[], None] | None = None) -> None:
     """Every unit's leave-one-out image inside its region, shrunk to where it differs from
     ``full``: ``on_unit(k, (box, rgb))`` ((None, None): nowhere), in z-order.
 
@@ -226,7 +134,8 @@ def composite_without(size: int, block_units: Sequence[Sequence[int]],
     ``method``: "live" (live pixels, one operation per block), "chain" (unit by unit) or
     "auto": the chain where few layers overlap the regions (its cost is the overlap, the
     live method's has a part in the canvas and in the units), live pixels where many do.
-    Both give the same bytes."""
+    Both give the same bytes. ``check`` is called every few blocks (the document's time
+    budget: it raises to stop the work)."""
     wanted = [k for units in block_units for k in units if only is None or k in only]
     if method == "auto":
         overlap, regions = _chain_work(block_units, block_layer, unit_region, wanted)
@@ -235,101 +144,15 @@ def composite_without(size: int, block_units: Sequence[Sequence[int]],
         block_layer = _clipped(block_layer, [unit_region[k] for k in only])
     if method == "chain":
         _chain(size, block_units, block_layer, without_layer, unit_region, full, on_unit,
-               only)
+               only, check)
         return
-    n_blocks = len(block_layer)
-    # Per pixel, the last block that is opaque there (-1: none).
-    last_opaque = np.full((size, size), -1, np.int32)
-    for j, (box, pixels) in enumerate(block_layer):
-        if box is not None:
-            y0, y1, x0, x1 = box
-            last_opaque[y0:y1, x0:x1][pixels[..., 3] == 255] = j
+    # Live pixels, a chunk of units at a time (composite_sweep.py): bounded memory.
+    from svgloo.engine.rendering.composite_sweep import sweep_without
 
-    # The live pixels of every unit (no later block opaque there), as records.
-    block_of: dict[int, int] = {}
-    wanted = []
-    for b, units in enumerate(block_units):
-        for k in units:
-            block_of[k] = b
-            if only is None or k in only:
-                wanted.append(k)
-    flat_parts, sizes = [], []
-    for k in wanted:
-        region = unit_region[k]
-        if region is None:
-            sizes.append(0)
-            continue
-        y0, y1, x0, x1 = region
-        ys, xs = np.nonzero(last_opaque[y0:y1, x0:x1] <= block_of[k])
-        flat_parts.append((ys + y0) * size + (xs + x0))
-        sizes.append(len(ys))
-    flat = np.concatenate(flat_parts) if flat_parts else np.zeros(0, np.int64)
-    # Records sorted by canvas position (stable: within a pixel, in z-order of units).
-    order = np.argsort(flat, kind="stable")
-    flat_sorted = flat[order]
-    position = np.empty_like(order)
-    position[order] = np.arange(len(order))
-    rec_block = np.repeat(np.array([block_of[k] for k in wanted], np.int64),
-                          sizes)[order] if len(order) else np.zeros(0, np.int64)
-    counts = np.bincount(flat_sorted, minlength=size * size)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    values = np.zeros((len(order), 4), np.uint8)
-    offsets = np.concatenate(([0], np.cumsum(sizes)))
-    rec_of = {k: position[offsets[i]:offsets[i + 1]] for i, k in enumerate(wanted)}
+    sweep_without(size, [list(units) for units in block_units], block_layer, without_layer,
+                  unit_region, full, on_unit, wanted, check)
 
-    below = np.zeros((size, size, 4), np.uint8)  # transparent, as cairo starts
-    for b in range(n_blocks):
-        box, pixels = block_layer[b]
-        # Block b over the live pixels of the units of earlier blocks that it draws on.
-        if box is not None and len(order):
-            y0, y1, x0, x1 = box
-            py, px = np.nonzero(_nonzero_words(pixels))
-            ids = (py + y0) * size + (px + x0)
-            c = counts[ids]
-            hit = np.flatnonzero(c)
-            if hit.size:
-                c = c[hit]
-                total = int(c.sum())
-                # The records of each hit pixel: starts[id] + 0 .. count - 1.
-                first = np.repeat(starts[ids[hit]] - np.cumsum(c) + c, c)
-                recs = first + np.arange(total)
-                src_at = np.repeat(hit, c)
-                earlier = rec_block[recs] < b
-                recs, src_at = recs[earlier], src_at[earlier]
-                if recs.size:
-                    src = pixels[py[src_at], px[src_at]]
-                    values[recs] = over_u8(src, values[recs])
-        # The units of block b start from the blocks below, then b without them.
-        for k in block_units[b]:
-            if k not in rec_of or not rec_of[k].size:
-                continue
-            recs = rec_of[k]
-            at = flat_sorted[recs]
-            ys, xs = at // size, at % size
-            start = below[ys, xs]
-            if len(block_units[b]) > 1:
-                wbox, wpixels = without_layer[k]
-                src = np.zeros_like(start)
-                if wbox is not None:
-                    wy0, wy1, wx0, wx1 = wbox
-                    inside = (ys >= wy0) & (ys < wy1) & (xs >= wx0) & (xs < wx1)
-                    src[inside] = wpixels[ys[inside] - wy0, xs[inside] - wx0]
-                start = over_u8(src, start)
-            values[recs] = start
-        if box is not None:
-            y0, y1, x0, x1 = box
-            below[y0:y1, x0:x1] = over_u8(pixels, below[y0:y1, x0:x1])
 
-    whole = over_white_u8(below)  # the whole stack: every unit's non-live pixels
-    for k in wanted:
-        region = unit_region[k]
-        if region is None:
-            on_unit(k, (None, None))
-            continue
-        y0, y1, x0, x1 = region
-        image = whole[y0:y1, x0:x1].copy()
-        recs = rec_of[k]
-        if recs.size:
-            at = flat_sorted[recs]
-            image[at // size - y0, at % size - x0] = over_white_u8(values[recs])
-        on_unit(k, tight(region, image, full))
+# The pixel primitives live in over.py; callers that composite import them from here too.
+__all__ = ["composite_without", "over_u8", "over_white_u8", "paste", "patched_crop",
+           "diff_box", "changed_box", "cut_to_change", "tight"]

@@ -7,7 +7,7 @@ Every front end (CLI, daemon, language server, viewer) calls ``score_document`` 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, cast
 
 import numpy as np
@@ -15,8 +15,10 @@ import numpy as np
 from svgloo.engine.scoring.backbones import choose_backbone, get_backbone
 from svgloo.engine.reading.document import Document, load_document, parse_document
 from svgloo.engine.errors import ConfigError
+from svgloo.engine.leave_one_out.fit_check import check_fits
 from svgloo.engine.scoring.findings import FindingThresholds, count_findings, find_all, findings_steps
-from svgloo.engine.limits import DEFAULT_LIMITS, Limits
+from svgloo.engine.limits import (DEFAULT_LIMITS, DocumentBudget, Limits, current_budget,
+                                  document_budget)
 from svgloo.engine.leave_one_out.loo import LooResult, leave_one_out
 from svgloo.engine.reading.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
@@ -101,6 +103,32 @@ def _render_svg_reference(path: str, size: int, limits: Limits, pool: RenderPool
 
 
 def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
+                   progress=None, **kw) -> ScoreRun:
+    """Score every unit of a parsed document (see _score_document) within the document's
+    budget: the caller's (the daemon and the viewer set one) or, where none is set, one
+    of ``settings.limits.document_timeout_s`` started here. Every stage checks it: the
+    render pool on each job, the main process's stages as they report progress."""
+    budget = current_budget(doc.name)
+    if budget is None:
+        limits = settings.limits
+        pool = kw.get("pool")
+        if pool is not None and pool.limits.document_timeout_s > limits.document_timeout_s:
+            # A pool built with a longer document limit (the tests' hang detector, so
+            # that a loaded machine cannot fail them) gives the document that long.
+            limits = replace(limits, document_timeout_s=pool.limits.document_timeout_s)
+        with document_budget(DocumentBudget.from_limits(doc.name, limits)):
+            return score_document(doc, settings, progress=progress, **kw)
+    if progress is None or callable(progress):
+        report = progress
+
+        def progress(done: int, total: int) -> None:
+            budget.check()  # raises the budget's one-line LimitError once it is spent
+            if report is not None:
+                report(done, total)
+    return _score_document(doc, settings, progress=progress, **kw)
+
+
+def _score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                    pool: RenderPool | None = None, progress=None,
                    backbone=None, layer_cache=None,
                    previous: ScoreRun | None = None) -> ScoreRun:
@@ -116,6 +144,9 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     limits = settings.limits
     pool = pool or shared_pool(limits)
     warnings, units = check_scorable(doc, limits, settings.subpaths, settings.method)
+    # Before the document's pictures take the workers: a file that cannot fit is told so
+    # in seconds (fit_check.py).
+    check_fits(units, settings.size, limits, pool)
     t_parse = time.perf_counter() - t0
 
     choice = choose_backbone(settings.backbone, settings.weights)
