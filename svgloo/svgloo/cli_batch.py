@@ -36,8 +36,17 @@ def register(sub) -> None:
                    help="run each file as a Ray task (the [cluster] extra): without ADDRESS "
                         "on a local Ray instance with --workers CPUs, else on that cluster "
                         "(auto, HOST:6379, ray://HOST:10001)")
+    proof = p.add_mutually_exclusive_group()
+    proof.add_argument("--proof", dest="proof", action="store_true",
+                       help="also prove which units may be deleted (two renderers, several "
+                            "sizes: docs/proofs.md); results.jsonl then holds each unit's "
+                            "removal status. Several times slower")
+    proof.add_argument("--no-proof", dest="proof", action="store_false",
+                       help="scoring only, the default: verdicts, footprints and findings, "
+                            "no removal proof (summary.csv and the HTML report show no "
+                            "removals; see docs/batch.md)")
     add_scoring_arguments(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, proof=False)
 
 
 def default_workers() -> int:
@@ -64,7 +73,8 @@ def run(args) -> int:
     if args.limit:
         files = files[:args.limit]
     files = shard(files, args.shard)
-    counts = run_batch(files, args.out, settings_from_args(args), do_score=args.score,
+    settings = settings_from_args(args).with_(prove=args.proof)
+    counts = run_batch(files, args.out, settings, do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty(),
                        executor=make_executor(args.workers, args.ray))
@@ -72,11 +82,12 @@ def run(args) -> int:
     print(f"{plural(counts['files'], 'file')}: {counts['ok']} ok, "
           f"{plural(counts['error'], 'error')}, {counts['skipped']} skipped (already done) "
           f"in {counts['seconds']:.1f} s"
-          + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')})" if fps else ""))
+          + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')}"
+             + (f", {counts['images_per_second']:.0f} leave-one-out images/s"
+                if counts["images_per_second"] else "") + ")" if fps else ""))
     print(f"results: {args.out}/results.jsonl, summary: {args.out}/summary.csv")
     if args.html:
         from svgloo.validation.html_report import write_batch_report
 
-        settings = settings_from_args(args)
         print(f"report: {write_batch_report(args.out, files, counts['settings_key'], args.html, settings.limits)}")
     return 1 if counts["error"] else 0

@@ -31,7 +31,7 @@ import uuid
 from pathlib import Path
 
 BAR_S = 3.0
-DEFAULT_ICON = Path(__file__).resolve().parents[2] / "examples" / "billiards.svg"
+DEFAULT_ICON = Path(__file__).resolve().parents[3] / "examples" / "billiards.svg"
 
 
 def stacked_rects(n: int, seed: int = 37) -> str:
@@ -70,14 +70,16 @@ def one_run(sock: Path, big_text: str, icon_text: str, head_start: float,
         try:
             big["result"] = big_client.score(text=_unique(big_text), uri=big_uri,
                                              settings={"backbone": "pixel"})
-        except DaemonError as exc:
-            big["stopped"] = exc.kind
+        except Exception as exc:  # said by the caller, which is waiting for it to start
+            big["stopped"] = f"{type(exc).__name__}: {exc}"
 
     thread = threading.Thread(target=analyse_big, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
-    while not any(r["uri"] == big_uri for r in big_client.status().get("running_jobs") or
-                  [big_client.status().get("running") or {}]):
+    while not any(r.get("uri") == big_uri for r in big_client.status().get("running_jobs")
+                  or [big_client.status().get("running") or {}]):
+        if "stopped" in big or "result" in big:
+            raise SystemExit(f"the big file's analysis ended at once: {big}")
         if time.monotonic() > deadline:
             raise SystemExit("the big file's analysis did not start within 60 s")
         time.sleep(0.05)
@@ -150,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"not within {args.give_up:g} s"
             print(f"run {run + 1}: icon answered in {answered}; big file still analysed "
                   f"then: {row['big_still_running']}; {row['load']}", flush=True)
+    except BaseException:
+        print("daemon log:\n" + (base / "daemon.log").read_text(errors="replace")[-3000:],
+              file=sys.stderr)
+        raise
     finally:
         proc.terminate()
         try:

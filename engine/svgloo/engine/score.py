@@ -19,7 +19,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 from svgloo.engine.loo import LooResult, leave_one_out
 from svgloo.engine.preflight import check_scorable
 from svgloo.engine.progress import ARRAY_STEP, Stage, WorkProgress
-from svgloo.engine.proof import prove_removals
+from svgloo.engine.proof import Disagreement, ProofResult, prove_removals
 from svgloo.engine.proof_reuse import EarlyMeasures
 from svgloo.engine.reference import ReferenceSpec, load_reference, resolve_reference
 from svgloo.engine.reference_checks import reference_warnings
@@ -184,7 +184,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
                            over_white={i: loo.patches[i].largest_change(loo.full)
                                        for i in invisible},
                            previous=previous.proof if previous else None,
-                           pictures=pictures, early=early)
+                           pictures=pictures, early=early) if settings.prove \
+        else _proof_skipped(unit_rows, loo.full.shape[:2])
     for row, removal in zip(unit_rows, proof.status):
         row["removal"] = removal
     notes = []
@@ -223,6 +224,16 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     }
     return ScoreRun(result, doc, units, loo, settings=settings, prepared=prepared,
                     proof=proof.state)
+
+
+def _proof_skipped(rows: list[UnitRow], shape: tuple[int, int]) -> ProofResult:
+    """Scoring only (``prove=False``): no unit is offered for deletion; those without a
+    footprint are "unverified", saying why."""
+    status = [{"status": "visible", "reason": "removing it changes CairoSVG's picture "
+               "(its footprint)"} if r["visible"] else
+              {"status": "unverified", "reason": "not checked: scoring only (no removal "
+               "proof was asked for)"} for r in rows]
+    return ProofResult(status, None, Disagreement(0, None, np.zeros(shape, bool)), [], 0, 0.0)
 
 
 def _similarity_patched(backbone, loo: LooResult, prepared, stage: Stage,

@@ -47,6 +47,8 @@ class ScoreSettings:
     speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
     hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
     precision: str = "fp32"   # model backbones: fp32, or opt-in bf16 / int8 (CLIP)
+    # False: scoring only, no removal proof (data sets that never remove anything)
+    prove: bool = True
     limits: Limits = field(default=DEFAULT_LIMITS)
 
     def key(self) -> dict:

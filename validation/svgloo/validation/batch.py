@@ -203,7 +203,8 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             skipped += 1
         else:
             todo.append(f)
-    counts = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0}
+    # images: the leave-one-out images the scorings made (one per unit of each file scored)
+    counts = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0, "images": 0}
     t0 = time.perf_counter()
     bar = tqdm(total=len(todo), desc="batch", unit="file", disable=not progress)
     with open(Path(out_dir) / RESULTS, "a") as out:
@@ -211,6 +212,7 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             out.write(json.dumps(row) + "\n")
             out.flush()
             counts[row["status"]] += 1
+            counts["images"] += ((row.get("score") or {}).get("summary") or {}).get("units", 0)
             bar.update(1)
 
         executor = executor or LocalExecutor(workers)
@@ -226,6 +228,8 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
     counts["seconds"] = round(time.perf_counter() - t0, 3)
     counts["files_per_second"] = round(len(todo) / counts["seconds"], 3) \
         if todo and counts["seconds"] > 0 else None
+    counts["images_per_second"] = round(counts["images"] / counts["seconds"], 1) \
+        if counts["images"] and counts["seconds"] > 0 else None
     write_summary(out_dir, files, key)
     counts["settings_key"] = key
     return counts
