@@ -157,9 +157,49 @@ def test_small_icon_is_answered_while_the_daemon_analyses_1000_stacked_rects(dae
         big_thread.join(timeout=60)
         assert isinstance(big.get("stopped"), Superseded)
         assert big["stopped"].kind == "closed" and big["stopped"].status == 409
-        wait_for(lambda: not big_client.status()["running_jobs"], timeout=60,
-                 what="the big file's analysis to stop")
+        # (its analysis stops when its stage next looks: within a second while it renders,
+        # at the end of a composite that does not look; its thread is replaced meanwhile)
         jobs = big_client.status()["jobs"]
-        assert jobs["completed"] == 1 and jobs["interrupted"] == 1
+        assert jobs["completed"] == 1 and jobs["cancelled"] == 1  # the icon; the big file
     finally:
         stop_process(proc)
+
+
+def test_a_closed_document_that_stops_slowly_does_not_hold_up_the_next_one(tmp_path,
+                                                                           render_pool):
+    """Some stages do not look at the cancellation (compositing 1,000 stacked rects runs
+    tens of seconds in one go): the closed document's thread is replaced at once, so the
+    next request does not wait for it to notice. Before, with every analysis thread
+    busy with a closed document, the icon waited for it."""
+    from svgloo.daemon.cache import ResultCache
+    from svgloo.daemon.service import ScoringService
+
+    service = ScoringService(cache=ResultCache(tmp_path, disk=False), limits=render_pool.limits,
+                             pool=render_pool, concurrency=1)
+    release = threading.Event()
+    analyse = service._analyse
+    big_uri = "file:///tmp/closed-slowly.svg"
+
+    def slow_to_notice(job, check):
+        if job.uri == big_uri:
+            release.wait(120)  # a stage that never calls ``check``
+        return analyse(job, check)
+
+    service._analyse = slow_to_notice
+    try:
+        big = service.submit("score", text=stacked_rects(20), uri=big_uri,
+                             settings={"backbone": "pixel", "size": 64})
+        wait_for(lambda: service.running_jobs() == [big], what="the big file to run")
+        assert service.close_document(big_uri)["stopped"] is True
+        assert big.done.is_set() and big.error["kind"] == "closed"
+        icon = service.submit("score", text=unique(ICON.read_text()),
+                              uri="file:///tmp/icon.svg",
+                              settings={"backbone": "pixel", "size": 64})
+        assert icon.done.wait(60), "the icon waited for the closed document's thread"
+        assert icon.error is None and icon.result["summary"]["units"] == 5
+        assert big in service.running_jobs()  # still stopping, on a thread of its own
+    finally:
+        release.set()
+        wait_for(lambda: not service.running_jobs(), what="the closed job to stop")
+        service.close()
+    assert service.status()["jobs"]["interrupted"] == 1

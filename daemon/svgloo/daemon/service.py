@@ -258,10 +258,34 @@ class ScoringService:
         self._inflight: dict[str, Job] = {}  # result key -> the job computing it
         self._closed = False
         self.concurrency = max(1, concurrency or default_concurrency(self.pool))
-        self._workers = [threading.Thread(target=self._work, name=f"svgloo-analysis-{i}",
-                                          daemon=True) for i in range(self.concurrency)]
-        for worker in self._workers:
-            worker.start()
+        # Threads whose job was cancelled while it ran: each leaves once its job has
+        # stopped, and a fresh thread took its place at once (see _replace).
+        self._retiring: set[int] = set()
+        self._workers: list[threading.Thread] = []
+        for _ in range(self.concurrency):
+            self._start_worker()
+
+    def _start_worker(self) -> None:
+        self._workers = [w for w in self._workers if w.is_alive()]
+        worker = threading.Thread(target=self._work, daemon=True,
+                                  name=f"svgloo-analysis-{len(self._workers)}")
+        self._workers.append(worker)
+        worker.start()
+
+    def _replace(self, job: Job) -> None:
+        """``job`` was cancelled while it ran: a stage that does not look at the
+        cancellation (compositing a 1,000-rect stack, tens of seconds) may keep its thread
+        a while, so another thread takes its place in the pool of analysis threads now,
+        and the stopping one leaves when its job ends. Nobody waits for a job that will
+        be thrown away."""
+        with self._lock:
+            holders = [t for t, j in self._running.items()
+                       if j is job and t not in self._retiring]
+            if not holders or self._closed:
+                return
+            self._retiring.update(holders)
+        for _ in holders:
+            self._start_worker()
 
     # -- submitting ---------------------------------------------------------------------
     def _choose(self, settings):
@@ -409,6 +433,8 @@ class ScoringService:
         if not job.done.is_set():
             job.cancel(reason)
             self.cancelled += 1
+            if job.should_stop():  # no identical request still waits for it
+                self._replace(job)
 
     def close_document(self, uri: str) -> dict:
         """The editor closed ``uri``: stop its analysis, queued or running (nobody will
@@ -439,14 +465,18 @@ class ScoringService:
 
     # -- the model worker ---------------------------------------------------------------
     def _work(self) -> None:
+        me = threading.get_ident()
         while True:
+            with self._lock:
+                if me in self._retiring:  # replaced while its job stopped
+                    self._retiring.discard(me)
+                    return
             _, _, job = self._queue.get()
             if job is None:
                 return
             if job.done.is_set() and job.should_stop():
                 self._forget(job)
                 continue  # superseded or disconnected while queued
-            me = threading.get_ident()
             with self._lock:
                 self._running[me] = job
             job.started = time.monotonic()
@@ -672,10 +702,11 @@ class ScoringService:
                 self.cancel(job, "shutdown")
         for job in self.running_jobs():
             self.cancel(job, "shutdown")
-        for _ in self._workers:
+        workers = list(self._workers)
+        for _ in workers:
             self._queue.put((-1, -1, None))
         deadline = time.monotonic() + 10
-        for worker in self._workers:
+        for worker in workers:
             worker.join(timeout=max(0.0, deadline - time.monotonic()))
         self.publish({"event": "shutdown"})
 
