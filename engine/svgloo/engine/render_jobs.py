@@ -92,11 +92,12 @@ class FullPictures:
     after an edit, when the layers come from the cache, the renders no longer wait on one
     another. ``get`` re-raises a render's error where the picture is needed."""
 
-    def __init__(self, text: str, size: int, limits: Limits, pool, name: str):
+    def __init__(self, text: str, size: int, limits: Limits, pool, name: str,
+                 renderers: tuple[str, ...] = ("cairosvg", "resvg")):
         self.text, self.size = text, size
         self._out: dict = {}
         self._threads = {}
-        for renderer in ("cairosvg", "resvg"):
+        for renderer in renderers:  # resvg's is for the proof only
             job = (text, size, limits, name, renderer)
             thread = threading.Thread(target=self._run, args=(pool, job, name), daemon=True)
             self._threads[renderer] = thread

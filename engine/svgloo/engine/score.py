@@ -130,7 +130,8 @@ def score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
         previous = None
     # The document's pictures in both renderers, from now on beside the layers: the
     # leave-one-out's full render and the proof's comparison of the renderers.
-    pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name)
+    pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name,
+                            ("cairosvg", "resvg") if settings.prove else ("cairosvg",))
     # After an edit, what the proof's reuse measures starts once the layers are drawn.
     early = EarlyMeasures(previous.proof, units, limits, pool, pictures) \
         if previous is not None and previous.proof is not None else None
