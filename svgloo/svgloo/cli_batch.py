@@ -19,7 +19,9 @@ def register(sub) -> None:
                    help="output folder (default ./svgloo-batch)")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="worker processes, each rendering with one engine worker (default: "
-                        f"one per CPU core, here {default_workers()})")
+                        f"one per CPU core, here {default_workers()}); with a model backbone "
+                        "(clip): render workers of the one process that holds the model, "
+                        "scoring this many files plus one at once")
     p.add_argument("--structure", action="store_true", help="also run structure analysis")
     p.add_argument("--html", metavar="FILE",
                    help="also write a self-contained HTML report: a sortable row per file "
@@ -59,6 +61,22 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def model_backbone(settings) -> bool:
+    """Whether the settings' backbone embeds images with a model (CLIP): such a batch
+    holds one copy of it and batches images across files (validation/pipeline.py); the
+    weight-free pixel backbone scores in one process per worker."""
+    from svgloo.engine.backbones import GROUP, choose_backbone
+    from svgloo.engine.errors import ConfigError
+    from svgloo.engine.protocols import load_plugin
+    from svgloo.validation.pipeline import embeds_images
+
+    try:
+        return embeds_images(load_plugin(GROUP, choose_backbone(settings.backbone,
+                                                                settings.weights).name))
+    except (KeyError, ImportError, ConfigError):
+        return False  # each file's row says what is wrong with the backbone
+
+
 def run(args) -> int:
     from svgloo.cli_score import plural, settings_from_args
     from svgloo.engine.errors import ConfigError
@@ -74,10 +92,16 @@ def run(args) -> int:
         files = files[:args.limit]
     files = shard(files, args.shard)
     settings = settings_from_args(args).with_(prove=args.proof)
+    executor = make_executor(args.workers, args.ray)
+    if args.ray is None and args.score and model_backbone(settings):
+        from svgloo.validation.pipeline import PipelineExecutor
+
+        # one model, files in flight on threads, images batched across files
+        executor = PipelineExecutor(settings, args.workers)
     counts = run_batch(files, args.out, settings, do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty(),
-                       executor=make_executor(args.workers, args.ray))
+                       executor=executor)
     fps = counts["files_per_second"]
     print(f"{plural(counts['files'], 'file')}: {counts['ok']} ok, "
           f"{plural(counts['error'], 'error')}, {counts['skipped']} skipped (already done) "

@@ -63,8 +63,10 @@ def _get_pool(limits):
 
 
 def process_file(path: str, settings, do_score: bool = True,
-                 do_structure: bool = False, key: str | None = None) -> dict:
-    """Score/structure one file; never raises for a bad file (returns an error row)."""
+                 do_structure: bool = False, key: str | None = None, *,
+                 pool=None, backbone=None) -> dict:
+    """Score/structure one file; never raises for a bad file (returns an error row).
+    ``pool`` and ``backbone``: shared ones (pipeline.py); else this process's own."""
     from svgloo.engine.errors import SvglooError
 
     t0 = time.perf_counter()
@@ -73,11 +75,11 @@ def process_file(path: str, settings, do_score: bool = True,
            "status": "ok", "score": None, "structure": None, "error": None, "seconds": 0.0}
     try:
         row["sha256"] = file_sha256(path)
-        pool = _get_pool(settings.limits)
+        pool = pool or _get_pool(settings.limits)
         if do_score:
             from svgloo.engine.score import score_file
 
-            row["score"] = score_file(path, settings, pool=pool).result
+            row["score"] = score_file(path, settings, pool=pool, backbone=backbone).result
         if do_structure:
             try:
                 from svgloo.structure.analysis import StructureSettings, structure_file
