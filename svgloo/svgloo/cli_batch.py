@@ -37,7 +37,8 @@ def register(sub) -> None:
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="run each file as a Ray task (the [cluster] extra): without ADDRESS "
                         "on a local Ray instance with --workers CPUs, else on that cluster "
-                        "(auto, HOST:6379, ray://HOST:10001)")
+                        "(auto, HOST:6379, ray://HOST:10001); with a model backbone (clip) "
+                        "an actor holds the model and batches the tasks' images")
     proof = p.add_mutually_exclusive_group()
     proof.add_argument("--proof", dest="proof", action="store_true",
                        help="also prove which units may be deleted (two renderers, several "
@@ -92,12 +93,9 @@ def run(args) -> int:
         files = files[:args.limit]
     files = shard(files, args.shard)
     settings = settings_from_args(args).with_(prove=args.proof)
-    executor = make_executor(args.workers, args.ray)
-    if args.ray is None and args.score and model_backbone(settings):
-        from svgloo.validation.pipeline import PipelineExecutor
-
-        # one model, files in flight on threads, images batched across files
-        executor = PipelineExecutor(settings, args.workers)
+    # a model backbone is held once and fed images of several files at once
+    executor = make_executor(args.workers, args.ray,
+                             settings if args.score and model_backbone(settings) else None)
     counts = run_batch(files, args.out, settings, do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty(),

@@ -30,9 +30,15 @@ SETTINGS = ScoreSettings(backbone="clip", size=64, prove=False)
 
 
 @pytest.fixture(scope="module")
-def clip(tmp_path_factory):
+def tiny(tmp_path_factory):
     cfg, ckpt, _, _ = tiny_clip_checkpoint(tmp_path_factory.mktemp("clip"))
-    return ClipBackbone(device="cpu", weights=str(ckpt), model_name=str(cfg))
+    return str(cfg), str(ckpt)
+
+
+@pytest.fixture(scope="module")
+def clip(tiny):
+    cfg, ckpt = tiny
+    return ClipBackbone(device="cpu", weights=ckpt, model_name=cfg)
 
 
 @pytest.fixture()
@@ -70,3 +76,31 @@ def test_images_of_several_files_go_through_the_encoder_together_with_equal_numb
     batches = executor.batcher.batches
     assert max(files_in_it for _, files_in_it in batches) >= 2, batches
     assert sum(n for n, _ in batches) >= sum(changed_per_file)
+
+
+def test_ray_tasks_score_and_an_actor_holds_the_model_with_equal_numbers(
+        tiny, clip, folder, tmp_path, render_pool):
+    """svgloo batch --ray with a model backbone: Ray tasks score the files, one encoder
+    actor holds the (tiny) model and embeds their images; numbers as the per-file path."""
+    pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
+    import functools
+
+    from svgloo.validation.executors import RayPipelineExecutor
+
+    cfg, ckpt = tiny
+    make = functools.partial(ClipBackbone, device="cpu", weights=ckpt, model_name=cfg)
+    executor = RayPipelineExecutor(make, None, workers=2, gather_wait_s=0.5)
+    files = sorted(str(p) for p in folder.iterdir())[:3]
+    counts = run_batch(files, str(tmp_path / "out"), SETTINGS, executor=executor)
+    assert counts["ok"] == len(files) and counts["error"] == 0
+    rows = {r["file"]: r["score"] for r in read_results(str(tmp_path / "out"))}
+    changed = 0
+    for path in files:
+        want = score_file(path, SETTINGS, pool=render_pool, backbone=clip).result
+        got = rows[path]
+        assert [u["verdict"] for u in got["units"]] == [u["verdict"] for u in want["units"]]
+        assert [u["delta"] for u in got["units"]] == pytest.approx(
+            [u["delta"] for u in want["units"]], abs=1e-5)
+        changed += sum(u["footprint_pixels"] > 0 for u in want["units"])
+    # every image went through the actor's encoder
+    assert sum(n for n, _ in executor.batches) >= changed

@@ -64,8 +64,11 @@ class CrossFileBatcher:
     batch_size = 256
 
     def __init__(self, backbone, min_batch: int | None = None,
-                 gather_wait_s: float = GATHER_WAIT_S) -> None:
+                 gather_wait_s: float = GATHER_WAIT_S, files_known: bool = True) -> None:
         self._backbone = backbone
+        # False (a Ray actor): the files in flight are elsewhere and not counted, so a
+        # partial batch goes when it is big enough or has waited long enough.
+        self.files_known = files_known
         device = str(getattr(backbone, "device", "cpu"))
         self.min_batch = min_batch or (CUDA_MIN_BATCH if device.startswith("cuda")
                                        else CPU_MIN_BATCH)
@@ -124,7 +127,8 @@ class CrossFileBatcher:
                 if self._queue:
                     waiting = sum(len(r.images) for r in self._queue)
                     first_seen = first_seen or time.monotonic()
-                    if (waiting >= self.min_batch or len(self._queue) >= self._active
+                    if (waiting >= self.min_batch
+                            or (self.files_known and len(self._queue) >= self._active)
                             or self._closed
                             or time.monotonic() - first_seen >= self.gather_wait_s):
                         taken, self._queue = self._queue, []
@@ -207,4 +211,73 @@ class PipelineExecutor:
             pool.close()
 
 
-__all__ = ["CrossFileBatcher", "PipelineExecutor", "embeds_images"]
+class EncoderActor:
+    """A Ray actor holding the model (``svgloo batch --ray`` with a model backbone): the
+    scoring tasks' ``similarity`` calls meet in its ``CrossFileBatcher``. Run threaded
+    (``max_concurrency``) so that calls from several tasks wait in it together."""
+
+    def __init__(self, make_backbone: Callable, min_batch: int | None = None,
+                 gather_wait_s: float = GATHER_WAIT_S) -> None:
+        self.backbone = make_backbone()
+        self.batcher = CrossFileBatcher(self.backbone, min_batch, gather_wait_s,
+                                        files_known=False)
+
+    def info(self) -> dict:
+        b = self.backbone
+        return {"name": b.name, "description": getattr(b, "description", b.name),
+                "takes_text": bool(getattr(b, "takes_text", False))}
+
+    def prepare(self, reference):
+        return self.backbone.prepare(reference)
+
+    def similarity(self, images: np.ndarray, prepared) -> np.ndarray:
+        return self.batcher.similarity(images, prepared)
+
+    def batches(self) -> list[tuple[int, int]]:
+        return list(self.batcher.batches)
+
+
+class RemoteBackbone:
+    """The backbone as a scoring task sees it: every model call goes to an
+    ``EncoderActor``."""
+
+    batch_size = CrossFileBatcher.batch_size
+
+    def __init__(self, actor) -> None:
+        import ray
+
+        self._actor = actor
+        info = ray.get(actor.info.remote())
+        self.name, self.description = info["name"], info["description"]
+        self.takes_text = info["takes_text"]
+
+    def prepare(self, reference):
+        import ray
+
+        return ray.get(self._actor.prepare.remote(reference))
+
+    def similarity(self, images: np.ndarray, prepared) -> np.ndarray:
+        import ray
+
+        return ray.get(self._actor.similarity.remote(np.asarray(images), prepared))
+
+
+def score_with_actor(fn: Callable, args: tuple, actor) -> dict:
+    """A Ray task: ``fn`` (process_file) on one file, rendering in this task's own render
+    worker, the model calls going to ``actor``."""
+    return fn(*args, backbone=RemoteBackbone(actor))
+
+
+def backbone_factory(settings) -> Callable:
+    """What an actor calls to load the settings' backbone (picklable)."""
+    import functools
+
+    from svgloo.engine.backbones import choose_backbone, get_backbone
+
+    return functools.partial(get_backbone, choose_backbone(settings.backbone,
+                                                           settings.weights).name,
+                             settings.weights, settings.device, settings.precision)
+
+
+__all__ = ["CrossFileBatcher", "PipelineExecutor", "embeds_images", "EncoderActor",
+           "RemoteBackbone", "score_with_actor", "backbone_factory"]
