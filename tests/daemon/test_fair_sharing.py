@@ -203,3 +203,38 @@ def test_a_closed_document_that_stops_slowly_does_not_hold_up_the_next_one(tmp_p
         wait_for(lambda: not service.running_jobs(), what="the closed job to stop")
         service.close()
     assert service.status()["jobs"]["interrupted"] == 1
+
+
+def test_a_new_version_supersedes_a_running_one_at_once(tmp_path, render_pool):
+    """The editor sends version 2 while version 1 is analysed (by a stage that does not
+    look at the cancellation): version 1 answers 'superseded' and version 2 runs on a
+    fresh thread without waiting for it."""
+    from svgloo.daemon.cache import ResultCache
+    from svgloo.daemon.service import ScoringService
+
+    service = ScoringService(cache=ResultCache(tmp_path, disk=False), limits=render_pool.limits,
+                             pool=render_pool, concurrency=1)
+    release = threading.Event()
+    analyse = service._analyse
+
+    def slow_to_notice(job, check):
+        if job.version == 1:
+            release.wait(120)
+        return analyse(job, check)
+
+    service._analyse = slow_to_notice
+    uri = "file:///tmp/edited.svg"
+    settings = {"backbone": "pixel", "size": 64}
+    try:
+        v1 = service.submit("score", text=unique(ICON.read_text()), uri=uri, version=1,
+                            settings=settings)
+        wait_for(lambda: service.running_jobs() == [v1], what="version 1 to run")
+        v2 = service.submit("score", text=unique(ICON.read_text()), uri=uri, version=2,
+                            settings=settings)
+        assert v1.done.is_set() and v1.error["kind"] == "superseded"
+        assert v2.done.wait(60), "version 2 waited for version 1's thread"
+        assert v2.error is None and v2.result["summary"]["units"] == 5
+    finally:
+        release.set()
+        wait_for(lambda: not service.running_jobs(), what="version 1 to stop")
+        service.close()

@@ -243,7 +243,9 @@ class ScoringService:
         self.started = time.time()
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._latest: dict[str, Job] = {}
-        self._lock = threading.Lock()
+        # reentrant: submit supersedes (cancels) a job while holding it, and cancelling a
+        # running job takes it again to replace its thread
+        self._lock = threading.RLock()
         self._auto: dict[tuple, object] = {}
         self._running: dict[int, Job] = {}  # analysis thread id -> its job
         self.completed = 0
