@@ -108,6 +108,13 @@ class FairDispatcher:
             if not future.set_running_or_notify_cancel():
                 self._release_owner(entry)
                 continue  # cancelled while it waited: dropped
+            spent = _out_of_time(entry.key)
+            if spent is not None:
+                # Its document's time ran out while it waited (and the pool may have just
+                # been killed for it): no fresh workers for it, the error is its own.
+                self._release_owner(entry)
+                future.set_exception(spent)
+                continue
             try:
                 executor = self._get_executor()
                 try:
@@ -190,6 +197,18 @@ class FairDispatcher:
             self.pump()
         except Exception:  # the next caller's pump, or its wait, tries again
             pass
+
+
+def _out_of_time(owner: object) -> BaseException | None:
+    """The error of an owner whose budget (``remaining_s``/``check``) has run out."""
+    remaining = getattr(owner, "remaining_s", None)
+    if remaining is None or remaining() > 0:
+        return None
+    try:
+        owner.check()
+    except BaseException as exc:
+        return exc
+    return TimeoutError("the document's time budget ran out")
 
 
 def _priority(owner: object) -> int:

@@ -335,7 +335,8 @@ class RenderPool:
         while True:
             if getattr(fut, "executor", True) is None:
                 # Still queued behind other documents' renders: its time starts when it
-                # reaches a worker. Fill any slot a killed pool left free meanwhile.
+                # reaches a worker. Fill any slot a killed pool left free meanwhile (a job
+                # whose document is out of time fails there instead of starting workers).
                 deadline = time.monotonic() + timeout_s
                 self._dispatch.pump()
             step = min(deadline - time.monotonic(), DEAD_WORKER_POLL_S)
