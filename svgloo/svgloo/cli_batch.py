@@ -19,7 +19,9 @@ def register(sub) -> None:
                    help="output folder (default ./svgloo-batch)")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="worker processes, each rendering with one engine worker (default: "
-                        f"one per CPU core, here {default_workers()})")
+                        f"one per CPU core, here {default_workers()}); with a model backbone "
+                        "(clip): render workers of the one process that holds the model, "
+                        "scoring this many files plus one at once")
     p.add_argument("--structure", action="store_true", help="also run structure analysis")
     p.add_argument("--html", metavar="FILE",
                    help="also write a self-contained HTML report: a sortable row per file "
@@ -35,9 +37,19 @@ def register(sub) -> None:
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="run each file as a Ray task (the [cluster] extra): without ADDRESS "
                         "on a local Ray instance with --workers CPUs, else on that cluster "
-                        "(auto, HOST:6379, ray://HOST:10001)")
+                        "(auto, HOST:6379, ray://HOST:10001); with a model backbone (clip) "
+                        "an actor holds the model and batches the tasks' images")
+    proof = p.add_mutually_exclusive_group()
+    proof.add_argument("--proof", dest="proof", action="store_true",
+                       help="also prove which units may be deleted (two renderers, several "
+                            "sizes: docs/proofs.md); results.jsonl then holds each unit's "
+                            "removal status. Several times slower")
+    proof.add_argument("--no-proof", dest="proof", action="store_false",
+                       help="scoring only, the default: verdicts, footprints and findings, "
+                            "no removal proof (summary.csv and the HTML report show no "
+                            "removals; see docs/batch.md)")
     add_scoring_arguments(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, proof=False)
 
 
 def default_workers() -> int:
@@ -48,6 +60,22 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def model_backbone(settings) -> bool:
+    """Whether the settings' backbone embeds images with a model (CLIP): such a batch
+    holds one copy of it and batches images across files (validation/pipeline.py); the
+    weight-free pixel backbone scores in one process per worker."""
+    from svgloo.engine.scoring.backbones import GROUP, choose_backbone
+    from svgloo.engine.errors import ConfigError
+    from svgloo.engine.protocols import load_plugin
+    from svgloo.validation.pipeline import embeds_images
+
+    try:
+        return embeds_images(load_plugin(GROUP, choose_backbone(settings.backbone,
+                                                                settings.weights).name))
+    except (KeyError, ImportError, ConfigError):
+        return False  # each file's row says what is wrong with the backbone
 
 
 def run(args) -> int:
@@ -64,15 +92,21 @@ def run(args) -> int:
     if args.limit:
         files = files[:args.limit]
     files = shard(files, args.shard)
-    counts = run_batch(files, args.out, settings_from_args(args), do_score=args.score,
+    settings = settings_from_args(args).with_(prove=args.proof)
+    # a model backbone is held once and fed images of several files at once
+    executor = make_executor(args.workers, args.ray,
+                             settings if args.score and model_backbone(settings) else None)
+    counts = run_batch(files, args.out, settings, do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty(),
-                       executor=make_executor(args.workers, args.ray))
+                       executor=executor)
     fps = counts["files_per_second"]
     print(f"{plural(counts['files'], 'file')}: {counts['ok']} ok, "
           f"{plural(counts['error'], 'error')}, {counts['skipped']} skipped (already done) "
           f"in {counts['seconds']:.1f} s"
-          + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')})" if fps else ""))
+          + (f" ({fps:.2f} files/s with {plural(args.workers, 'worker')}"
+             + (f", {counts['images_per_second']:.0f} leave-one-out images/s"
+                if counts["images_per_second"] else "") + ")" if fps else ""))
     print(f"results: {args.out}/results.jsonl, summary: {args.out}/summary.csv")
     if args.html:
         from svgloo.validation.html_report import write_batch_report

@@ -154,10 +154,12 @@ def _slow_job(corpus_dir: Path, uri: str) -> dict:
 def test_newer_version_supersedes_and_disconnect_cancels(daemon, corpus_dir):
     c = daemon["client"]
     jobs0 = c.status()["jobs"]
-    blocker = _raw_request(daemon["sock"], _slow_job(corpus_dir, "file:///tmp/blocker.svg"))
+    # one slow job per analysis thread, so that the editor's requests below queue
+    blocker_uris = [f"file:///tmp/blocker-{i}.svg" for i in range(c.status()["concurrency"])]
+    blockers = [_raw_request(daemon["sock"], _slow_job(corpus_dir, u)) for u in blocker_uris]
     try:
-        wait_for(lambda: (c.status().get("running") or {}).get("uri")
-                 == "file:///tmp/blocker.svg", what="the slow job to run")
+        wait_for(lambda: sorted(r["uri"] for r in c.status()["running_jobs"])
+                 == blocker_uris, what="the slow jobs to run")
         uri = "file:///tmp/edited.svg"
         outcome = {}
 
@@ -184,15 +186,18 @@ def test_newer_version_supersedes_and_disconnect_cancels(daemon, corpus_dir):
         with pytest.raises(Superseded):
             c.score(text=BILLIARDS.read_text(), uri=uri, version=0,
                     settings={"backbone": "pixel"})
-        assert t2.is_alive()  # v2 still waits behind the slow job
+        assert t2.is_alive()  # v2 still waits behind the slow jobs
     finally:
-        blocker.close()  # the client goes away: its job is stopped
+        for blocker in blockers:
+            blocker.close()  # the client goes away: its job is stopped
     t2.join(timeout=120)
     assert results["v2"]["daemon"]["version"] == 2
     assert results["v2"]["summary"]["units"] == 5
+    # the slow jobs stop mid-way (v2 did not wait for that: their threads were replaced)
+    wait_for(lambda: c.status()["jobs"]["interrupted"] == jobs0["interrupted"] + len(blockers),
+             what="the slow jobs to stop")
     jobs = c.status()["jobs"]
-    assert jobs["interrupted"] == jobs0["interrupted"] + 1  # the slow job stopped mid-way
-    assert jobs["cancelled"] >= jobs0["cancelled"] + 3  # v1, v0, the blocker
+    assert jobs["cancelled"] >= jobs0["cancelled"] + 2 + len(blockers)  # v1, v0, blockers
     assert jobs["completed"] == jobs0["completed"] + 1  # only v2 ran to the end
 
 

@@ -412,7 +412,10 @@ def test_document_budget_is_a_limit_and_an_idle_daemon_exits(base, corpus_dir):
 
 # -- item 6: an editor request does not wait behind a batch job ------------------------------
 
-def test_interactive_request_preempts_a_running_batch_job(base, corpus_dir):
+def test_interactive_request_preempts_a_running_batch_job(base, corpus_dir, monkeypatch):
+    # One analysis thread, so that the editor's request finds it busy with the batch job
+    # (with more, a free thread takes it at once: test_fair_sharing.py).
+    monkeypatch.setenv("SVGLOO_DAEMON_CONCURRENCY", "1")
     sock = base / "run" / "d.sock"
     proc = start_daemon_process(sock, base / "cache")
     try:

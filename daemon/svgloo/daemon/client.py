@@ -64,7 +64,8 @@ class DaemonError(Exception):
 
 
 class Superseded(DaemonError):
-    """A newer version of the same document replaced this request (or it was cancelled)."""
+    """A newer version of the same document replaced this request (or it was cancelled:
+    the document was closed, the daemon stopped)."""
 
 
 _ERROR_CLASSES = {"input": InputError, "limit": LimitError, "render": RenderError,
@@ -79,7 +80,7 @@ def _raise_for(status: int, payload: dict):
     if cls is not None:
         raise cls(err.get("file"), err.get("message", ""), line=err.get("line"),
                   column=err.get("column"))
-    if err.get("kind") in ("superseded", "disconnected", "shutdown"):
+    if err.get("kind") in ("superseded", "disconnected", "closed", "shutdown"):
         raise Superseded(status, err)
     raise DaemonError(status, err)
 
@@ -320,6 +321,10 @@ class DaemonClient:
 
     def unwatch(self, folder: str) -> dict:
         return self._call("POST", "/v1/unwatch", {"folder": os.path.abspath(folder)})
+
+    def close_document(self, uri: str) -> dict:
+        """The editor closed ``uri``: the daemon stops analysing it."""
+        return self._call("POST", "/v1/close", {"uri": uri})
 
     def shutdown(self) -> dict:
         return self._call("POST", "/v1/shutdown")

@@ -103,6 +103,14 @@ def openapi_document() -> dict:
                     "type": "object", "required": ["folder"],
                     "properties": {"folder": {"type": "string"}}}}}},
                 "responses": {"200": _resp("stopped"), **_errors(400)}}},
+            "/v1/close": {"post": {
+                "summary": "The editor closed a document: its analysis, queued or running, "
+                           "is stopped (its waiting request answers 409 'closed') and what "
+                           "was kept to re-score it after an edit is dropped",
+                "requestBody": {"content": {"application/json": {"schema": {
+                    "type": "object", "required": ["uri"],
+                    "properties": {"uri": {"type": "string"}}}}}},
+                "responses": {"200": _resp("stopped"), **_errors(400)}}},
             "/v1/events": {"get": {
                 "summary": "Server-sent events: 'result' {path, result}, 'error' {path, "
                            "error}, 'deleted' {path}, 'shutdown'",

@@ -1,8 +1,9 @@
 """The svgloo daemon: HTTP/JSON over a Unix domain socket (and optionally 127.0.0.1 TCP).
 
 Standard library only: ``http.server`` handlers on a threading Unix-socket server. Each
-request runs on its own thread; analyses go through the ``ScoringService`` (one model worker,
-a priority queue, the result cache). See docs/daemon.md for the API.
+request runs on its own thread; analyses go through the ``ScoringService`` (a few analysis
+threads sharing the render workers fairly, a priority queue, the result cache). See
+docs/daemon.md for the API.
 """
 
 from __future__ import annotations
@@ -453,6 +454,7 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/v1/structure"): lambda: self.h_analyse("structure"),
             ("POST", "/v1/watch"): self.h_watch,
             ("POST", "/v1/unwatch"): self.h_unwatch,
+            ("POST", "/v1/close"): self.h_close,
             ("GET", "/v1/events"): self.h_events,
             ("POST", "/v1/shutdown"): self.h_shutdown,
         }
@@ -519,7 +521,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if job.error is not None:
             kind_ = job.error.get("kind")
-            status = {"superseded": 409, "disconnected": 409, "shutdown": 503,
+            status = {"superseded": 409, "disconnected": 409, "closed": 409, "shutdown": 503,
                       "internal": 500}.get(kind_ or "", 422)
             self._send_json(status, {"error": job.error})
             return
@@ -545,6 +547,17 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, "request", "give the folder to stop watching")
             return
         self._send_json(200, self.daemon_ref.service.unwatch(folder))
+
+    def h_close(self):
+        """The editor closed a document: stop its analysis (nobody will read it)."""
+        body = self._body()
+        if body is None:
+            return
+        uri = body.get("uri")
+        if not isinstance(uri, str) or not uri:
+            self._error(400, "request", "give the uri of the document that was closed")
+            return
+        self._send_json(200, self.daemon_ref.service.close_document(uri))
 
     def h_events(self):
         import queue as _queue

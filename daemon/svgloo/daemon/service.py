@@ -1,6 +1,14 @@
 """The warm scoring service behind the daemon, independent of the transport: warm backbones,
-the render pool, one model worker thread fed by a priority queue, superseding, the result
+the render pool, a few analysis threads fed by a priority queue, superseding, the result
 cache, watchers and event subscribers. It calls the engine; it does not score by itself.
+
+Several documents are analysed at once (``concurrency`` threads, by default as many as the
+render pool has workers, at least two), sharing one render pool whose workers the documents
+take in turn (engine fair_dispatch.py): the CPU budget stays the pool's, and a big file no
+longer holds up the small icon another editor sends meanwhile. An editor's request goes
+ahead of background work twice over: it leaves the queue first, and its renders take the
+workers first. Work nobody will read is stopped: a superseded version, a closed document
+(``close_document``), a client that went away.
 
 ``server.py`` puts HTTP on top of this; ``svgloo watch`` uses it directly in-process.
 """
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("svgloo.daemon")
 
 PRIORITIES = {"interactive": 0, "batch": 1}
+MIN_CONCURRENCY = 2  # so one document never waits for another to finish
 LAYER_CACHE_BYTES = 512 * 1024 * 1024
 # Documents whose last scoring is kept for an incremental re-scoring after an edit (each
 # holds its full render, patches and the reference's statistics: a few MB at 384 px).
@@ -65,6 +74,7 @@ class Job:
         self.cancel_reason: str | None = None
         self.followers: list[Job] = []  # identical requests that wait for this one
         self.preemptions = 0
+        self.budget = None  # the running attempt's DocumentBudget (its renders' priority)
         self._outcome_lock = threading.Lock()
         self._completed = False
 
@@ -108,6 +118,7 @@ class Job:
     def _cancel_error(self) -> dict:
         msg = {"superseded": "a newer version of this document was submitted",
                "disconnected": "the client closed the connection",
+               "closed": "the document was closed",
                "shutdown": "the daemon is shutting down"}.get(self.cancel_reason or "",
                                                              self.cancel_reason or "")
         return {"kind": self.cancel_reason, "file": self.name, "message": msg,
@@ -221,7 +232,8 @@ class ScoringService:
     """Warm models + queue + cache. Thread-safe; ``submit`` returns a Job to wait on."""
 
     def __init__(self, cache: ResultCache | None = None, limits: Limits = DEFAULT_LIMITS,
-                 layer_cache_bytes: int = LAYER_CACHE_BYTES, pool=None):
+                 layer_cache_bytes: int = LAYER_CACHE_BYTES, pool=None,
+                 concurrency: int | None = None):
         from svgloo.engine.processes.workers import shared_pool
 
         self.limits = limits
@@ -236,9 +248,11 @@ class ScoringService:
         self.started = time.time()
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._latest: dict[str, Job] = {}
-        self._lock = threading.Lock()
+        # reentrant: submit supersedes (cancels) a job while holding it, and cancelling a
+        # running job takes it again to replace its thread
+        self._lock = threading.RLock()
         self._auto: dict[tuple, object] = {}
-        self.current: Job | None = None
+        self._running: dict[int, Job] = {}  # analysis thread id -> its job
         self.completed = 0
         self.failed = 0
         self.cancelled = 0
@@ -250,9 +264,35 @@ class ScoringService:
         self._path_keys: dict[str, str | None] = {}
         self._inflight: dict[str, Job] = {}  # result key -> the job computing it
         self._closed = False
-        self._worker = threading.Thread(target=self._work, name="svgloo-model-worker",
-                                        daemon=True)
-        self._worker.start()
+        self.concurrency = max(1, concurrency or default_concurrency(self.pool))
+        # Threads whose job was cancelled while it ran: each leaves once its job has
+        # stopped, and a fresh thread took its place at once (see _replace).
+        self._retiring: set[int] = set()
+        self._workers: list[threading.Thread] = []
+        for _ in range(self.concurrency):
+            self._start_worker()
+
+    def _start_worker(self) -> None:
+        self._workers = [w for w in self._workers if w.is_alive()]
+        worker = threading.Thread(target=self._work, daemon=True,
+                                  name=f"svgloo-analysis-{len(self._workers)}")
+        self._workers.append(worker)
+        worker.start()
+
+    def _replace(self, job: Job) -> None:
+        """``job`` was cancelled while it ran: a stage that does not look at the
+        cancellation (compositing a 1,000-rect stack, tens of seconds) may keep its thread
+        a while, so another thread takes its place in the pool of analysis threads now,
+        and the stopping one leaves when its job ends. Nobody waits for a job that will
+        be thrown away."""
+        with self._lock:
+            holders = [t for t, j in self._running.items()
+                       if j is job and t not in self._retiring]
+            if not holders or self._closed:
+                return
+            self._retiring.update(holders)
+        for _ in holders:
+            self._start_worker()
 
     # -- submitting ---------------------------------------------------------------------
     def _choose(self, settings):
@@ -361,19 +401,36 @@ class ScoringService:
                 self.merged += 1
                 if job.priority == "interactive":
                     leader.priority = "interactive"  # an editor waits on it: no preempting
+                    if leader.budget is not None:
+                        leader.budget.priority = PRIORITIES["interactive"]
                 return job  # the same analysis is already queued or running
             if key:
                 self._inflight[key] = job
         self._queue.put((PRIORITIES[priority], job.seq, job))
         return job
 
+    @property
+    def current(self) -> Job | None:
+        """The job running longest (None when none runs)."""
+        running = self.running_jobs()
+        return running[0] if running else None
+
+    def running_jobs(self) -> list[Job]:
+        """The jobs being analysed now, the longest-running first."""
+        with self._lock:
+            jobs = list(self._running.values())
+        return sorted(jobs, key=lambda j: j.started or 0.0)
+
     def busy(self) -> bool:
-        return self.current is not None or not self._queue.empty()
+        return bool(self._running) or not self._queue.empty()
 
     def watching(self) -> bool:
         return bool(self._watchers)
 
     def _interactive_waiting(self) -> bool:
+        """An editor's request waits in the queue while every analysis thread is busy."""
+        if len(self._running) < self.concurrency:
+            return False  # a free thread takes it at once
         with self._queue.mutex:
             return any(p == PRIORITIES["interactive"] and not j.done.is_set()
                        for p, _, j in self._queue.queue if j is not None)
@@ -383,6 +440,24 @@ class ScoringService:
         if not job.done.is_set():
             job.cancel(reason)
             self.cancelled += 1
+            if job.should_stop():  # no identical request still waits for it
+                self._replace(job)
+
+    def close_document(self, uri: str) -> dict:
+        """The editor closed ``uri``: stop its analysis, queued or running (nobody will
+        read it), and drop what was kept for re-scoring it after an edit."""
+        with self._lock:
+            job = self._latest.pop(uri, None)
+            kept = [k for k in self.runs if k[0] == uri]
+        stopped = job is not None and not job.done.is_set()
+        if job is not None:
+            self.cancel(job, "closed")
+        for k in kept:
+            try:
+                del self.runs[k]
+            except KeyError:
+                pass
+        return {"uri": uri, "stopped": stopped, "forgotten_runs": len(kept)}
 
     def _read(self, path: str) -> bytes:
         from svgloo.engine.reading.files import read_regular_file
@@ -397,14 +472,20 @@ class ScoringService:
 
     # -- the model worker ---------------------------------------------------------------
     def _work(self) -> None:
+        me = threading.get_ident()
         while True:
+            with self._lock:
+                if me in self._retiring:  # replaced while its job stopped
+                    self._retiring.discard(me)
+                    return
             _, _, job = self._queue.get()
             if job is None:
                 return
             if job.done.is_set() and job.should_stop():
                 self._forget(job)
                 continue  # superseded or disconnected while queued
-            self.current = job
+            with self._lock:
+                self._running[me] = job
             job.started = time.monotonic()
             try:
                 result = self._compute(job)
@@ -435,7 +516,8 @@ class ScoringService:
                        "line": None, "column": None}
                 job.complete(error=err)
             finally:
-                self.current = None
+                with self._lock:
+                    self._running.pop(me, None)
             self._forget(job)
 
     def _forget(self, job: Job) -> None:
@@ -456,9 +538,14 @@ class ScoringService:
 
         check()
         # One budget per attempt: time a preempted job spent waiting is not charged.
-        with document_budget(DocumentBudget.from_limits(job.name, self.limits,
-                                                        interrupt=check)):
-            return self._analyse(job, check)
+        budget = DocumentBudget.from_limits(job.name, self.limits, interrupt=check)
+        budget.priority = PRIORITIES[job.priority]  # its renders' turn in the pool
+        job.budget = budget
+        try:
+            with document_budget(budget):
+                return self._analyse(job, check)
+        finally:
+            job.budget = None
 
     def _analyse(self, job: Job, check) -> dict:
         if job.kind == "score":
@@ -594,7 +681,8 @@ class ScoringService:
         from svgloo.engine.scoring.backbones import loaded_backbones
 
         loaded = loaded_backbones()
-        cur = self.current
+        running = [{"file": j.name, "uri": j.uri, "version": j.version,
+                    "priority": j.priority} for j in self.running_jobs()]
         return {
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 3),
@@ -602,9 +690,9 @@ class ScoringService:
             "backbone": loaded[0]["name"] if loaded else None,
             "device": loaded[0]["device"] if loaded else None,
             "queue_length": self._queue.qsize(),
-            "running": None if cur is None else {"file": cur.name, "uri": cur.uri,
-                                                 "version": cur.version,
-                                                 "priority": cur.priority},
+            "running": running[0] if running else None,  # the longest-running one
+            "running_jobs": running,
+            "concurrency": self.concurrency,
             "jobs": {"completed": self.completed, "failed": self.failed,
                      "cancelled": self.cancelled, "interrupted": self.interrupted,
                      "preempted": self.preempted, "merged": self.merged},
@@ -630,11 +718,14 @@ class ScoringService:
                 break
             if job is not None:
                 self.cancel(job, "shutdown")
-        cur = self.current
-        if cur is not None:
-            self.cancel(cur, "shutdown")
-        self._queue.put((-1, -1, None))
-        self._worker.join(timeout=10)
+        for job in self.running_jobs():
+            self.cancel(job, "shutdown")
+        workers = list(self._workers)
+        for _ in workers:
+            self._queue.put((-1, -1, None))
+        deadline = time.monotonic() + 10
+        for worker in workers:
+            worker.join(timeout=max(0.0, deadline - time.monotonic()))
         self.publish({"event": "shutdown"})
 
 
@@ -643,6 +734,15 @@ def _unproven_run_of(run, text: str, settings) -> bool:
     without the removal proof: the proof alone is then what a request with it asks."""
     return (run is not None and run.proof is None and run.doc.text == text
             and run.settings == settings.with_(prove=False))
+
+
+def default_concurrency(pool) -> int:
+    """Documents analysed at once: one per render worker (more would only queue renders),
+    at least MIN_CONCURRENCY. ``$SVGLOO_DAEMON_CONCURRENCY`` overrides it."""
+    configured = os.environ.get("SVGLOO_DAEMON_CONCURRENCY", "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return max(MIN_CONCURRENCY, int(getattr(pool, "workers", 1) or 1))
 
 
 def _as_cache_hit(result: dict, seconds: float) -> dict:

@@ -64,8 +64,10 @@ def _get_pool(limits):
 
 
 def process_file(path: str, settings, do_score: bool = True,
-                 do_structure: bool = False, key: str | None = None) -> dict:
-    """Score/structure one file; never raises for a bad file (returns an error row)."""
+                 do_structure: bool = False, key: str | None = None, *,
+                 pool=None, backbone=None) -> dict:
+    """Score/structure one file; never raises for a bad file (returns an error row).
+    ``pool`` and ``backbone``: shared ones (pipeline.py); else this process's own."""
     from svgloo.engine.errors import SvglooError
 
     t0 = time.perf_counter()
@@ -74,11 +76,11 @@ def process_file(path: str, settings, do_score: bool = True,
            "status": "ok", "score": None, "structure": None, "error": None, "seconds": 0.0}
     try:
         row["sha256"] = file_sha256(path)
-        pool = _get_pool(settings.limits)
+        pool = pool or _get_pool(settings.limits)
         if do_score:
             from svgloo.engine.scoring.score import score_file
 
-            row["score"] = score_file(path, settings, pool=pool).result
+            row["score"] = score_file(path, settings, pool=pool, backbone=backbone).result
         if do_structure:
             try:
                 from svgloo.structure.analysis import StructureSettings, structure_file
@@ -204,7 +206,9 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             skipped += 1
         else:
             todo.append(f)
-    counts: dict[str, Any] = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0}
+    # images: the leave-one-out images the scorings made (one per unit of each file scored)
+    counts: dict[str, Any] = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0,
+                              "images": 0}
     t0 = time.perf_counter()
     bar = tqdm(total=len(todo), desc="batch", unit="file", disable=not progress)
     with open(Path(out_dir) / RESULTS, "a") as out:
@@ -212,6 +216,7 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             out.write(json.dumps(row) + "\n")
             out.flush()
             counts[row["status"]] += 1
+            counts["images"] += ((row.get("score") or {}).get("summary") or {}).get("units", 0)
             bar.update(1)
 
         executor = executor or LocalExecutor(workers)
@@ -227,6 +232,8 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
     counts["seconds"] = round(time.perf_counter() - t0, 3)
     counts["files_per_second"] = round(len(todo) / counts["seconds"], 3) \
         if todo and counts["seconds"] > 0 else None
+    counts["images_per_second"] = round(counts["images"] / counts["seconds"], 1) \
+        if counts["images"] and counts["seconds"] > 0 else None
     write_summary(out_dir, files, key)
     counts["settings_key"] = key
     return counts

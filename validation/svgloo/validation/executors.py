@@ -55,6 +55,13 @@ class RayExecutor:
         self.address = address
         self.workers = max(1, workers)
 
+    def _remote_for(self, ray, fn):
+        """How a job is submitted: one Ray task per file."""
+        return ray.remote(num_cpus=1, max_retries=0)(fn).remote
+
+    def _finished(self, ray) -> None:
+        """Called when every job has finished (before a local instance shuts down)."""
+
     def run(self, fn, jobs):
         import ray
 
@@ -69,7 +76,7 @@ class RayExecutor:
                          configure_logging=False)
                 started = True
         try:
-            remote = ray.remote(num_cpus=1, max_retries=0)(fn)
+            remote = self._remote_for(ray, fn)
             # a local instance queues everything itself; on a cluster keep about two tasks
             # per CPU in flight so a huge folder is not submitted at once
             cap = len(jobs) if started else max(
@@ -78,7 +85,7 @@ class RayExecutor:
             while queue or pending:
                 while queue and len(pending) < cap:
                     key, args = queue.pop(0)
-                    pending[remote.remote(*args)] = key
+                    pending[remote(*args)] = key
                 done, _ = ray.wait(list(pending), num_returns=1)
                 for ref in done:
                     key = pending.pop(ref)
@@ -86,13 +93,72 @@ class RayExecutor:
                         yield key, ray.get(ref), None
                     except Exception as exc:  # noqa: BLE001 - the task's worker died (RayTaskError...)
                         yield key, None, exc
+            self._finished(ray)
         finally:
             if started:
                 ray.shutdown()
 
 
-def make_executor(workers: int = 1, ray: str | None = None):
-    """``ray`` None: local processes; "local": a local Ray instance; else a Ray address."""
+class RayPipelineExecutor(RayExecutor):
+    """``--ray`` with a model backbone: Ray tasks score the files (one CPU each, rendering
+    in a render worker of their own) and an actor pool holds the model: ``actors`` encoder
+    actors (``pipeline.EncoderActor``, one GPU each where the cluster has GPUs), each
+    batching the images of the tasks that call it. ``make_backbone`` loads the model in
+    an actor (``pipeline.backbone_factory(settings)``)."""
+
+    name = "ray-pipeline"
+
+    def __init__(self, make_backbone, address: str | None = None, workers: int = 1,
+                 actors: int = 1, min_batch: int | None = None,
+                 gather_wait_s: float | None = None, actor_concurrency: int = 64):
+        super().__init__(address, workers)
+        self.make_backbone = make_backbone
+        self.actors = max(1, actors)
+        self.min_batch = min_batch
+        self.gather_wait_s = gather_wait_s
+        self.actor_concurrency = actor_concurrency
+        self.batches: list[tuple[int, int]] = []  # the actors' encoder passes, after run
+
+    def _remote_for(self, ray, fn):
+        from svgloo.validation.pipeline import GATHER_WAIT_S, EncoderActor, score_with_actor
+
+        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= self.actors else 0
+        actor_class = ray.remote(num_cpus=0, num_gpus=gpus,
+                                 max_concurrency=self.actor_concurrency)(EncoderActor)
+        self._pool = [actor_class.remote(self.make_backbone, self.min_batch,
+                                         self.gather_wait_s or GATHER_WAIT_S)
+                      for _ in range(self.actors)]
+        task = ray.remote(num_cpus=1, max_retries=0)(score_with_actor)
+        turn = iter(range(1 << 62))
+
+        def submit(*args):
+            return task.remote(fn, args, self._pool[next(turn) % len(self._pool)])
+
+        return submit
+
+    def _finished(self, ray) -> None:
+        for actor in getattr(self, "_pool", []):
+            try:
+                self.batches.extend(ray.get(actor.batches.remote()))
+            except Exception:  # an actor that died: its passes are not counted
+                pass
+        self._pool = []
+
+
+def make_executor(workers: int = 1, ray: str | None = None, settings=None):
+    """``ray`` None: local processes; "local": a local Ray instance; else a Ray address.
+    ``settings`` whose backbone is a model (``cli_batch.model_backbone``): the model in
+    one place, images batched across files (locally pipeline.PipelineExecutor; on Ray,
+    tasks scoring and an actor holding the model)."""
     if ray is None:
+        if settings is not None:
+            from svgloo.validation.pipeline import PipelineExecutor
+
+            return PipelineExecutor(settings, workers)
         return LocalExecutor(workers)
-    return RayExecutor(None if ray == "local" else ray, workers)
+    address = None if ray == "local" else ray
+    if settings is not None:
+        from svgloo.validation.pipeline import backbone_factory
+
+        return RayPipelineExecutor(backbone_factory(settings), address, workers)
+    return RayExecutor(address, workers)

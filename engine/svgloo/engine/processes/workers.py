@@ -29,6 +29,7 @@ from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
 
 from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
+from svgloo.engine.processes.fair_dispatch import FairDispatcher
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
 from svgloo.engine.processes.worker_start import (discard_worker_stderr, signals_held_while_forking,
                                                   start_fork_server, stderr_is_own_file,
@@ -241,6 +242,10 @@ class RenderPool:
         self._executor: ProcessPoolExecutor | None = None
         self.start_method: str | None = None  # of the current workers, once started
         self._lock = threading.Lock()
+        # Documents rendering at once (the daemon's) take the workers in turn, not first
+        # come first served: see fair_dispatch.py.
+        self._dispatch = FairDispatcher(self.workers + 1, self._get, _submit_job,
+                                        self._replace_broken)
         _live_pools.add(self)
 
     def _get(self) -> ProcessPoolExecutor:
@@ -278,6 +283,7 @@ class RenderPool:
             except Exception:  # noqa: BLE001 - already gone
                 pass
             discard_worker_stderr(proc)
+        self._dispatch.forget_executor(ex)
         ex.shutdown(wait=False, cancel_futures=True)
         # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
         # message in the result pipe; the executor's manager thread then waits for the rest
@@ -293,6 +299,14 @@ class RenderPool:
 
     def close(self) -> None:
         self._kill()
+
+    def _replace_broken(self, executor) -> None:
+        """Kill ``executor`` if it is still the current one (a broken pool refuses jobs);
+        the next ``_get`` starts a fresh one."""
+        with self._lock:
+            current = self._executor is executor
+        if current:
+            self._kill()
 
     def _a_worker_died(self) -> bool:
         """Whether a worker of the current pool is gone (its pid no longer exists: its
@@ -321,6 +335,12 @@ class RenderPool:
         interrupt = getattr(budget, "interrupt", None)
         dead_seen = False
         while True:
+            if getattr(fut, "executor", True) is None:
+                # Still queued behind other documents' renders: its time starts when it
+                # reaches a worker. Fill any slot a killed pool left free meanwhile (a job
+                # whose document is out of time fails there instead of starting workers).
+                deadline = time.monotonic() + timeout_s
+                self._dispatch.pump()
             step = min(deadline - time.monotonic(), DEAD_WORKER_POLL_S)
             if budget is not None:
                 step = min(step, budget.remaining_s())
@@ -352,7 +372,10 @@ class RenderPool:
                     for other in futures:
                         other.cancel()
                     _, running = futures_wait(futures, timeout=INTERRUPT_GRACE_S)
-                    if running:
+                    # Killing the workers would break the renders of the other documents
+                    # under way: leave those still running to finish (each within the
+                    # render timeout); their results are dropped.
+                    if running and not self._dispatch.others_active(_owner(budget, None)):
                         self._kill()
                     raise
 
@@ -370,13 +393,11 @@ class RenderPool:
         if budget is not None:
             budget.check()
         ex = self._get()
-        try:
-            futures = [ex.submit(_run_job, self.limits.render_cpu_s, fn, job) for job in jobs]
-        except BrokenProcessPool:
-            self._kill()
-            ex = self._get()
-            futures = [ex.submit(_run_job, self.limits.render_cpu_s, fn, job) for job in jobs]
+        futures = self._dispatch.submit(
+            _owner(budget, name),
+            [(self.limits.render_cpu_s, fn, job) for job in jobs])
         results = []
+        fut = None
         try:
             # Waiting starts when the previous job is done, so each wait covers at most one
             # job in flight on another worker plus this one; callers size jobs well below.
@@ -387,10 +408,20 @@ class RenderPool:
                 if on_done:
                     on_done(i)
         except FutureTimeout:
+            for other in futures:
+                other.cancel()
             self._kill()
             raise LimitError(name, f"rendering took longer than {timeout_s:g} s "
                                    f"(render timeout); the document is too expensive") from None
         except (BrokenProcessPool, _WorkerDied) as exc:
+            for other in futures:
+                other.cancel()  # the rest of this call's queued jobs are not wanted now
+            ex = getattr(fut, "executor", None) or ex  # the pool that ran the failed job
+            if budget is not None and budget.remaining_s() <= 0:
+                # Another of this document's renders found its time run out and stopped
+                # the workers: that is what to say, not the stop.
+                self._kill()
+                budget.check()
             # Killed by this pool itself (another thread's timeout or cancellation), unless
             # ``_wait`` found the dead worker and killed the pool after reading how it ended.
             # Several threads may wait on one pool (a scoring renders its full pictures
@@ -427,6 +458,8 @@ class RenderPool:
             code, last_line = ended[0]
             raise worker_death_error(name, code, last_line, self.limits) from None
         except MemoryError:
+            for other in futures:
+                other.cancel()
             self._kill()
             raise LimitError(name, f"rendering needed more than "
                                    f"{self.limits.render_memory_mb} MB") from None
@@ -435,6 +468,17 @@ class RenderPool:
                 fut.cancel()
             raise
         return results
+
+
+def _submit_job(executor: ProcessPoolExecutor, call: tuple):
+    """Hand one job (``(cpu_seconds, fn, args)``) to the process pool."""
+    return executor.submit(_run_job, *call)
+
+
+def _owner(budget, name: str | None) -> object:
+    """Whose turn a job waits for: its document's budget (the daemon sets the budget's
+    ``priority``), else the document's name."""
+    return budget if budget is not None else name
 
 
 def result_bytes(value) -> int:

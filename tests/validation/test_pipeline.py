@@ -1,0 +1,106 @@
+"""svgloo batch with a model backbone: several files in flight in one process, their
+leave-one-out images embedded together (validation/pipeline.py), and the numbers of the
+per-file path. On a tiny, randomly initialised CLIP (no network, no real weights)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+
+pytest.importorskip("torch")
+pytest.importorskip("open_clip")
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
+from tiny_models import tiny_clip_checkpoint  # noqa: E402
+
+from svgloo.engine.scoring.score import ScoreSettings, score_file  # noqa: E402
+from svgloo.plugins.clip_backbone import ClipBackbone  # noqa: E402
+from svgloo.validation.batch import read_results, run_batch  # noqa: E402
+from svgloo.validation.pipeline import PipelineExecutor, embeds_images  # noqa: E402
+
+# 5 to 24 units each: every file alone sends the encoder fewer than 32 images
+FILES = ["twemoji/1f5bc.svg", "twemoji/1f3b1.svg", "twemoji/1f40f.svg",
+         "twemoji/1f3dc.svg", "feather/bold.svg", "twemoji/1f314.svg"]
+SETTINGS = ScoreSettings(backbone="clip", size=64, prove=False)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    cfg, ckpt, _, _ = tiny_clip_checkpoint(tmp_path_factory.mktemp("clip"))
+    return str(cfg), str(ckpt)
+
+
+@pytest.fixture(scope="module")
+def clip(tiny):
+    cfg, ckpt = tiny
+    return ClipBackbone(device="cpu", weights=ckpt, model_name=cfg)
+
+
+@pytest.fixture()
+def folder(tmp_path, corpus_dir):
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in FILES:
+        shutil.copy(corpus_dir / name, src / name.replace("/", "-"))
+    return src
+
+
+def test_images_of_several_files_go_through_the_encoder_together_with_equal_numbers(
+        clip, folder, tmp_path, render_pool):
+    assert embeds_images(clip)
+    files = sorted(str(p) for p in folder.iterdir())
+    executor = PipelineExecutor(SETTINGS, workers=2, backbone=clip)
+    counts = run_batch(files, str(tmp_path / "out"), SETTINGS, executor=executor)
+    assert counts["ok"] == len(FILES) and counts["error"] == 0
+    rows = {r["file"]: r["score"] for r in read_results(str(tmp_path / "out"))}
+
+    changed_per_file = []
+    for path in files:
+        want = score_file(path, SETTINGS, pool=render_pool, backbone=clip).result
+        got = rows[path]
+        assert [u["verdict"] for u in got["units"]] == [u["verdict"] for u in want["units"]]
+        assert got["full_score"] == pytest.approx(want["full_score"], abs=1e-5)
+        assert [u["delta"] for u in got["units"]] == pytest.approx(
+            [u["delta"] for u in want["units"]], abs=1e-5)
+        assert [u["footprint_pixels"] for u in got["units"]] == \
+            [u["footprint_pixels"] for u in want["units"]]
+        changed_per_file.append(sum(u["footprint_pixels"] > 0 for u in want["units"]))
+
+    # Encoder passes held the images of several files at once (a per-file path makes
+    # one or two passes per file, each with one file's images).
+    batches = executor.batcher.batches
+    assert max(files_in_it for _, files_in_it in batches) >= 2, batches
+    assert sum(n for n, _ in batches) >= sum(changed_per_file)
+
+
+def test_ray_tasks_score_and_an_actor_holds_the_model_with_equal_numbers(
+        tiny, clip, folder, tmp_path, render_pool):
+    """svgloo batch --ray with a model backbone: Ray tasks score the files, one encoder
+    actor holds the (tiny) model and embeds their images; numbers as the per-file path."""
+    pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
+    import functools
+
+    from svgloo.validation.executors import RayPipelineExecutor
+
+    cfg, ckpt = tiny
+    make = functools.partial(ClipBackbone, device="cpu", weights=ckpt, model_name=cfg)
+    executor = RayPipelineExecutor(make, None, workers=2, gather_wait_s=0.5)
+    files = sorted(str(p) for p in folder.iterdir())[:3]
+    counts = run_batch(files, str(tmp_path / "out"), SETTINGS, executor=executor)
+    assert counts["ok"] == len(files) and counts["error"] == 0
+    rows = {r["file"]: r["score"] for r in read_results(str(tmp_path / "out"))}
+    changed = 0
+    for path in files:
+        want = score_file(path, SETTINGS, pool=render_pool, backbone=clip).result
+        got = rows[path]
+        assert [u["verdict"] for u in got["units"]] == [u["verdict"] for u in want["units"]]
+        assert [u["delta"] for u in got["units"]] == pytest.approx(
+            [u["delta"] for u in want["units"]], abs=1e-5)
+        changed += sum(u["footprint_pixels"] > 0 for u in want["units"])
+    # every image went through the actor's encoder
+    assert sum(n for n, _ in executor.batches) >= changed
