@@ -80,14 +80,20 @@ def test_import_contracts_hold_on_the_working_tree():
     assert re.search(r"Contracts: 6 kept, 0 broken\.", proc.stdout), proc.stdout[-2000:]
 
 
-def test_the_contract_catches_an_upward_import(tmp_path):
-    """The check can fail: an engine module that imports the daemon breaks it (on a copy of
-    the roots, so the working tree is not touched)."""
-    pytest.importorskip("importlinter")
+def _copy_of_the_roots(tmp_path) -> None:
+    """The source roots and pyproject.toml, copied to ``tmp_path`` for a lint that breaks
+    a contract without touching the working tree."""
     for root in source_roots():
         shutil.copytree(REPO / root / "svgloo", tmp_path / root / "svgloo",
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+
+
+def test_the_contract_catches_an_upward_import(tmp_path):
+    """The check can fail: an engine module that imports the daemon breaks it (on a copy of
+    the roots, so the working tree is not touched)."""
+    pytest.importorskip("importlinter")
+    _copy_of_the_roots(tmp_path)
     loo = tmp_path / "engine" / "svgloo" / "engine" / "leave_one_out" / "loo.py"
     loo.write_text(loo.read_text() + "\nfrom svgloo.daemon import client  # noqa\n")
     proc = lint(tmp_path, [tmp_path / r for r in source_roots()])
@@ -98,10 +104,7 @@ def test_the_contract_catches_an_upward_import(tmp_path):
 def test_an_engine_layer_cannot_import_the_one_above(tmp_path):
     """The engine's own layers can fail too: leave-one-out importing the proof breaks them."""
     pytest.importorskip("importlinter")
-    for root in source_roots():
-        shutil.copytree(REPO / root / "svgloo", tmp_path / root / "svgloo",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    _copy_of_the_roots(tmp_path)
     blocks = tmp_path / "engine" / "svgloo" / "engine" / "leave_one_out" / "blocks.py"
     blocks.write_text(blocks.read_text() + "\n\ndef _late():\n"
                       "    from svgloo.engine.proving import proof  # noqa\n")

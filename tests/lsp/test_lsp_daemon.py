@@ -88,3 +88,23 @@ async def test_daemon_killed_mid_session_the_editor_keeps_its_diagnostics(client
     assert len(warnings) == 1, diags
     assert warnings[0].range == span_range(edited, at, at + len(STRAY), encoding_of(client))
     assert not any(d.severity == types.DiagnosticSeverity.Error for d in diags), diags
+
+
+async def test_closing_a_document_lets_the_daemon_forget_it(client, tmp_path):
+    """didClose reaches the daemon (POST /v1/close): what it kept to re-score the document
+    after an edit is dropped, so a closed file holds neither memory nor, mid-analysis, CPU."""
+    import asyncio
+    import time
+
+    path, dirty, _clean, _at = stray_fixture(tmp_path)
+    uri = open_doc(client, path, dirty)
+    await diagnostics(client, uri, 1)
+    daemon = DaemonClient(socket_path=SOCKET, autostart=False)
+    kept = daemon.status()["cache"]["documents_kept"]
+    assert kept >= 1
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    deadline = time.monotonic() + 30
+    while daemon.status()["cache"]["documents_kept"] >= kept:
+        assert time.monotonic() < deadline, "the daemon still keeps the closed document"
+        await asyncio.sleep(0.1)

@@ -487,6 +487,10 @@ class SvglooServer(LanguageServer):
         diagnostics."""
         st = self.docs.pop(uri, None)
         if st is not None:
+            if self.settings.use_daemon and (st.by_daemon or (st.task is not None
+                                                             and not st.task.done())):
+                # the daemon stops analysing it too and forgets its re-scoring state
+                self.executor.submit(_close_on_daemon, uri)
             if st.task is not None:
                 st.task.cancel()
             if st.cancel is not None:
@@ -577,6 +581,19 @@ def _score_via_daemon(text: str, uri: str, version, settings: dict) -> dict | No
     except DaemonUnavailable as exc:
         log.info("svgloo: daemon unavailable (%s); scoring in-process", exc)
         return None
+
+
+def _close_on_daemon(uri: str) -> None:
+    """Tell a running daemon that the editor closed ``uri`` (best effort: a daemon that is
+    not running is not started for it, and one that cannot be reached has nothing to stop)."""
+    try:
+        from svgloo.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+    except ImportError:
+        return
+    try:
+        DaemonClient(autostart=False).close_document(uri)
+    except (DaemonUnavailable, DaemonError, OSError) as exc:
+        log.info("svgloo: the daemon was not told that %s closed (%s)", uri, exc)
 
 
 def _score_in_process(text: str, name: str, settings: dict, progress, layer_cache,

@@ -32,6 +32,7 @@ import stat
 from dataclasses import dataclass
 
 from svgloo.engine.errors import InputError, LimitError
+from svgloo.engine.reading.files import read_open_file
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -85,24 +86,9 @@ def _read_at(folder_fd: int, base: str, name: str, max_bytes: int) -> tuple[os.s
             raise FileChanged(name, "it is now a symbolic link") from None
         raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(name, "not a regular file (a device, pipe, socket or folder); "
-                                   "nothing was read")
-        if st.st_size > max_bytes:
-            raise LimitError(name, f"file is {st.st_size} bytes; the limit is {max_bytes}")
-        chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        return read_open_file(fd, name, max_bytes)
     finally:
         os.close(fd)
-    if size > max_bytes:
-        raise LimitError(name, f"file is larger than {max_bytes} bytes")
-    return st, b"".join(chunks)
 
 
 def _open_folder(folder: str) -> int:

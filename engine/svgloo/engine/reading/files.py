@@ -177,21 +177,28 @@ def read_regular_file(path: str | Path, max_bytes: int, name: str | None = None,
             raise InputError(name, "is a symbolic link; not followed") from None
         raise InputError(name, f"cannot read file: {exc.strerror or exc}") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(name, "not a regular file (a device, pipe, socket or folder); "
-                                   "nothing was read")
-        if st.st_size > max_bytes:
-            raise LimitError(name, f"file is {st.st_size} bytes; the limit is {max_bytes}")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1)
+        return read_open_file(fd, name, max_bytes)[1]
     except OSError as exc:
         raise InputError(name, f"cannot read file: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def read_open_file(fd: int, name: str, max_bytes: int) -> tuple[os.stat_result, bytes]:
+    """(the stat, the bytes) of an open descriptor, which must be a regular file of at most
+    ``max_bytes`` (InputError, LimitError); checked before reading, and again after, for a
+    file that grew meanwhile. The descriptor stays open; OSError is the caller's to word."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(name, "not a regular file (a device, pipe, socket or folder); "
+                               "nothing was read")
+    if st.st_size > max_bytes:
+        raise LimitError(name, f"file is {st.st_size} bytes; the limit is {max_bytes}")
+    with os.fdopen(fd, "rb", closefd=False) as fh:
+        data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
         raise LimitError(name, f"file is larger than {max_bytes} bytes")
-    return data
+    return st, data
 
 
 _DECL_ENCODING = re.compile(r"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
