@@ -70,7 +70,7 @@ def one_run(sock: Path, big_text: str, icon_text: str, head_start: float,
         try:
             big["result"] = big_client.score(text=_unique(big_text), uri=big_uri,
                                              settings={"backbone": "pixel"})
-        except Exception as exc:  # said by the caller, which is waiting for it to start
+        except Exception as exc:  # noqa: BLE001 - said by the caller, waiting for it to start
             big["stopped"] = f"{type(exc).__name__}: {exc}"
 
     thread = threading.Thread(target=analyse_big, daemon=True)

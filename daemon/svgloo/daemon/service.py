@@ -32,6 +32,7 @@ from svgloo.engine.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from svgloo.daemon.watcher import Watcher
+    from svgloo.engine.limits import DocumentBudget
 
 log = logging.getLogger("svgloo.daemon")
 
@@ -74,7 +75,7 @@ class Job:
         self.cancel_reason: str | None = None
         self.followers: list[Job] = []  # identical requests that wait for this one
         self.preemptions = 0
-        self.budget = None  # the running attempt's DocumentBudget (its renders' priority)
+        self.budget: DocumentBudget | None = None  # the running attempt's (its renders' priority)
         self._outcome_lock = threading.Lock()
         self._completed = False
 

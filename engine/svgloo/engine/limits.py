@@ -103,6 +103,8 @@ class DocumentBudget:
         self.max_bytes = max_bytes
         self.deadline = time.monotonic() + timeout_s
         self.spent_bytes = 0
+        # the turn of its renders in a shared pool (fair_dispatch.py): 0 an editor's, 1 background
+        self.priority = 0
         self._lock = threading.Lock()
 
     @classmethod

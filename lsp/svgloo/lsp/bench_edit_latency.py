@@ -55,6 +55,7 @@ class LspClient:
 
     def _read(self) -> None:
         out = self.proc.stdout
+        assert out is not None  # started with stdout=PIPE
         while True:
             length = None
             while True:
@@ -67,6 +68,9 @@ class LspClient:
                     break
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":", 1)[1])
+            if length is None:  # a frame without its length: the stream cannot be followed
+                self.messages.put(None)
+                return
             message = json.loads(out.read(length))
             if "method" in message and "id" in message:  # a request from the server
                 answer = None
@@ -78,6 +82,7 @@ class LspClient:
 
     def send(self, message: dict) -> None:
         body = json.dumps(message).encode()
+        assert self.proc.stdin is not None  # started with stdin=PIPE
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
 

@@ -446,12 +446,13 @@ def unverified_diagnostics(rows: list[UnitRow], lines: LineIndex, size,
     return out
 
 
-def checking_diagnostics(result: dict, lines: LineIndex) -> list[types.Diagnostic]:
+def checking_diagnostics(result: ScoreResult, lines: LineIndex) -> list[types.Diagnostic]:
     """While the result has no removal proof yet (scored without it: the language server's
     first answer), one hint on the root saying that the units without a footprint are
     being checked: none of them is offered for deletion until the proof has passed."""
     waiting = [r for r in result.get("units", []) if not r.get("visible", True)
-               and (r.get("removal") or {}).get("status") == "unchecked"]
+               and (removal := r.get("removal")) is not None
+               and removal.get("status") == "unchecked"]
     if not waiting:
         return []
     n = len(waiting)

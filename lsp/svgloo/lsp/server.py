@@ -38,7 +38,7 @@ import os
 import threading
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -272,7 +272,7 @@ class SvglooServer(LanguageServer):
                         return result, None
                 except SvglooError as exc:
                     return None, exc
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # noqa: BLE001 - score in-process instead
                     log.warning("svgloo: daemon scoring failed (%s); scoring in-process", exc)
 
             def on_progress(done: int, total: int) -> None:
@@ -309,7 +309,7 @@ class SvglooServer(LanguageServer):
             return False
 
         try:
-            result = None
+            result: ScoreResult | None = None
             if st.by_daemon:
                 try:
                     result = await loop.run_in_executor(
@@ -570,14 +570,16 @@ class _Progress:
 
 # --- blocking work (runs in the executor) ----------------------------------------------
 
-def _score_via_daemon(text: str, uri: str, version, settings: dict) -> dict | None:
+def _score_via_daemon(text: str, uri: str, version, settings: dict) -> ScoreResult | None:
     """The daemon's result, or None when no daemon can be used (so score in-process)."""
     try:
         from svgloo.daemon.client import DaemonClient, DaemonUnavailable
     except ImportError:
         return None
     try:
-        return DaemonClient().score(text=text, uri=uri, version=version, settings=settings)
+        # the daemon answers the engine's own svgloo.score/1 object, as JSON
+        return cast(ScoreResult, DaemonClient().score(text=text, uri=uri, version=version,
+                                                      settings=settings))
     except DaemonUnavailable as exc:
         log.info("svgloo: daemon unavailable (%s); scoring in-process", exc)
         return None

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -150,8 +151,9 @@ class Chromium:
             raise BrowserError("no Chromium found (install Debian's chromium, or set "
                                "SVGLOO_CHROMIUM to a Chromium executable)")
         self.timeout = timeout
-        self._profile = tempfile.mkdtemp(prefix="svgloo-chromium-")
-        self._log = open(os.path.join(self._profile, "chromium.log"), "a+b")
+        # each None once close() has released it
+        self._profile: str | None = tempfile.mkdtemp(prefix="svgloo-chromium-")
+        self._log: IO[bytes] | None = open(os.path.join(self._profile, "chromium.log"), "a+b")
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
         alive_r, self._alive = os.pipe()  # only this process holds the write end
@@ -159,7 +161,7 @@ class Chromium:
                str(to_chrome_r), str(from_chrome_w), self._profile, executable, *_FLAGS[:-1],
                f"--user-data-dir={self._profile}", _FLAGS[-1]]
         try:
-            self._proc = subprocess.Popen(
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
                 cmd, pass_fds=(alive_r, to_chrome_r, from_chrome_w), start_new_session=True,
                 stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
                 env={**os.environ, "HOME": self._profile,
@@ -173,7 +175,8 @@ class Chromium:
         self._answered = threading.Condition()
         self._next_id = 0
         self._dead: str | None = None
-        self._reader = threading.Thread(target=self._read, name="chromium-cdp", daemon=True)
+        self._reader: threading.Thread | None = threading.Thread(
+            target=self._read, name="chromium-cdp", daemon=True)
         self._reader.start()
         atexit.register(self.close)
         try:
@@ -239,10 +242,13 @@ class Chromium:
         return answer.get("result", {})
 
     def _log_tail(self) -> str:
+        log = self._log
+        if log is None:  # closed: the log is gone with the profile
+            return ""
         try:
-            self._log.flush()
-            self._log.seek(0)
-            tail = self._log.read().decode(errors="replace").strip().splitlines()[-5:]
+            log.flush()
+            log.seek(0)
+            tail = log.read().decode(errors="replace").strip().splitlines()[-5:]
         except (OSError, ValueError):
             return ""
         return ("; Chromium said: " + " | ".join(tail)) if tail else ""
@@ -319,7 +325,8 @@ class Chromium:
                 pass
             proc.wait()
             self._proc = None
-            _kill_marked(self._profile)
+            if self._profile:  # removed only below, after the browser's processes
+                _kill_marked(self._profile)
         for name in ("_alive", "_to_chrome"):
             fd = getattr(self, name, None)
             if fd is not None:
@@ -336,21 +343,24 @@ class Chromium:
                 os.close(self._from_chrome)
             except OSError:
                 pass
-        if getattr(self, "_log", None) is not None:
+        log = getattr(self, "_log", None)
+        if log is not None:
             keep = os.environ.get("SVGLOO_CHROMIUM_LOG")  # where to keep the log, to debug
             if keep:
-                shutil.copyfile(self._log.name, keep)
-            self._log.close()
+                shutil.copyfile(log.name, keep)
+            log.close()
             self._log = None
-        if getattr(self, "_profile", None):
-            shutil.rmtree(self._profile, ignore_errors=True)
+        profile = getattr(self, "_profile", None)
+        if profile:
+            shutil.rmtree(profile, ignore_errors=True)
             self._profile = None
         atexit.unregister(self.close)
 
     @property
     def pid(self) -> int | None:
         """The process group id (the watchdog's pid) while the browser runs."""
-        return self._proc.pid if getattr(self, "_proc", None) is not None else None
+        proc = getattr(self, "_proc", None)
+        return proc.pid if proc is not None else None
 
     def __enter__(self) -> "Chromium":
         return self

@@ -140,7 +140,7 @@ class RayPipelineExecutor(RayExecutor):
         for actor in getattr(self, "_pool", []):
             try:
                 self.batches.extend(ray.get(actor.batches.remote()))
-            except Exception:  # an actor that died: its passes are not counted
+            except Exception:  # noqa: BLE001 - an actor that died: its passes are not counted
                 pass
         self._pool = []
 

@@ -109,6 +109,7 @@ class CrossFileBatcher:
         request.done.wait()
         if request.error is not None:
             raise request.error
+        assert request.result is not None  # _run sets a result or an error before done
         return request.result
 
     def close(self) -> None:
@@ -156,7 +157,7 @@ class CrossFileBatcher:
                     # as ClipBackbone.similarity: cosine of L2-normalised embeddings
                     ref = np.asarray(r.prepared, dtype=np.float64).reshape(-1)
                     r.result = np.clip(emb @ ref, -1.0, 1.0).astype(np.float64)
-            except BaseException as exc:  # each waiting file gets the error
+            except BaseException as exc:  # noqa: BLE001 - each waiting file gets it, or hangs
                 for r in taken:
                     r.error = exc
             for r in taken:
@@ -204,7 +205,7 @@ class PipelineExecutor:
                 for fut in as_completed(futures):
                     try:
                         yield futures[fut], fut.result(), None
-                    except Exception as exc:  # process_file records its own errors
+                    except Exception as exc:  # noqa: BLE001 - any failure is reported with its file
                         yield futures[fut], None, exc
         finally:
             batcher.close()

@@ -282,7 +282,7 @@ def never_grow(fixed: FixResult,
     return fixed
 
 
-def _remove_and_tidy(us: UnitSet, result: dict, kinds: tuple[str, ...], limits: Limits,
+def _remove_and_tidy(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], limits: Limits,
                      pool: RenderPool) -> FixResult:
     """Steps 1 to 3 of the module's doc: proven removals, tidying, the whole proof."""
     doc = us.doc

@@ -26,6 +26,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 REMEMBERED_OWNERS = 64
 
@@ -36,7 +37,7 @@ class DispatchedFuture(Future):
     def __init__(self) -> None:
         super().__init__()
         self.dispatched_at: float | None = None
-        self.executor = None
+        self.executor: object | None = None
 
 
 class _Owner:
@@ -61,7 +62,7 @@ class FairDispatcher:
     goes to a fresh one, as a new call to the pool would."""
 
     def __init__(self, slots: int, get_executor: Callable[[], object],
-                 submit_to: Callable[[object, tuple], Future],
+                 submit_to: Callable[[Any, tuple], Future],
                  replace_broken: Callable[[object], None]) -> None:
         self.slots = max(1, slots)
         self._get_executor = get_executor
@@ -195,7 +196,7 @@ class FairDispatcher:
                 future.set_result(real.result())
         try:
             self.pump()
-        except Exception:  # the next caller's pump, or its wait, tries again
+        except Exception:  # noqa: BLE001 - the next caller's pump, or its wait, tries again
             pass
 
 
@@ -205,8 +206,8 @@ def _out_of_time(owner: object) -> BaseException | None:
     if remaining is None or remaining() > 0:
         return None
     try:
-        owner.check()
-    except BaseException as exc:
+        owner.check()  # type: ignore[attr-defined]  # an owner with remaining_s is a budget
+    except BaseException as exc:  # noqa: BLE001 - the budget's own error fails the jobs
         return exc
     return TimeoutError("the document's time budget ran out")
 

@@ -299,8 +299,8 @@ def _unit_reasons(us: UnitSet) -> dict[int, str]:
         return None
 
     out: dict[int, str] = coincident_subpaths(us)
-    for index, reason in masked_box_reasons(us).items():
-        out.setdefault(index, reason)
+    for index, masked_reason in masked_box_reasons(us).items():
+        out.setdefault(index, masked_reason)
     for u in us.units:
         if u.index in out:
             continue

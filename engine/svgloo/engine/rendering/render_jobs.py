@@ -97,7 +97,7 @@ class FullPictures:
         # later, resvg's: the render is then not on the first answer's way).
         self.text, self.size = text, size
         self._out: dict = {}
-        self._threads = {}
+        self._threads: dict[str, threading.Thread] = {}
         self._job = (text, size, limits, name)
         self._pool = pool
         self._lock = threading.Lock()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from svgloo.engine.proving.proof import ProofResult, prove_removals
 from svgloo.engine.result_types import Removal, ScoreResult, UnitRow, is_proven
@@ -28,7 +29,7 @@ UNCHECKED: Removal = {"status": "unchecked",
 def unchecked_rows(rows: list[UnitRow]) -> None:
     """Mark every row's removal "unchecked" (a scoring without the proof)."""
     for row in rows:
-        row["removal"] = dict(UNCHECKED)
+        row["removal"] = UNCHECKED.copy()
 
 
 def removal_counts(rows: list[UnitRow]) -> dict[str, int]:
@@ -49,6 +50,7 @@ def with_proof(result: ScoreResult, proof: ProofResult, doc) -> ScoreResult:
     for row, removal in zip(rows, proof.status):
         row["removal"] = removal
     out: dict = {}
+    value: Any  # each key's own type; the keys rewritten below are named
     for key, value in result.items():
         if key in ("bulk_removal", "renderer_disagreement"):
             continue

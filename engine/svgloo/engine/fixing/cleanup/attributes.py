@@ -66,7 +66,8 @@ def _set_by_ancestors(ctx: Context) -> dict[int, set[str]]:
     out: dict[int, set[str]] = {}
     for i, node in enumerate(ctx.nodes):
         parent = node.getparent()
-        above = set(out.get(index.get(id(parent)), set())) if parent is not None else set()
+        j = index.get(id(parent)) if parent is not None else None
+        above = set(out.get(j, set())) if j is not None else set()
         if parent is not None and isinstance(parent.tag, str):
             above |= {k for k in parent.attrib if k in INHERITED_DEFAULTS}
             above |= {k.lower() for k, _ in _declarations(parent.get("style") or "")}

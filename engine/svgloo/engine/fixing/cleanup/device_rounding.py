@@ -67,6 +67,7 @@ class Axis:
                 if self._same_bin(float(value), float(new), True):
                     return new
             return value
+        assert absolute_base is not None, "a relative step needs where the rounded path stands"
         candidates = [quantize(value, d) for d in range(0, places)] + \
             [value, absolute_old - absolute_base]
         for new in candidates:

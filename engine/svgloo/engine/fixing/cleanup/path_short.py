@@ -35,7 +35,9 @@ def _tokens(d: str) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     pos, n, command = 0, len(d), None
     while True:
-        pos = _TRAILING.match(d, pos).end()
+        blanks = _TRAILING.match(d, pos)
+        assert blanks is not None  # [\s,]* matches, if only the empty string, at any pos
+        pos = blanks.end()
         if pos >= n:
             break
         m = _TOKEN.match(d, pos)
@@ -122,6 +124,7 @@ def shortest(d: str, decimals: int | None = None, spelling: str = "short") -> st
     q = (lambda v: quantize(v, decimals)) if decimals is not None else (lambda v: v)
     parts: list[str] = []
     last_letter = ""
+    numbers: list[str]  # the step's numbers as written
     x = y = sx = sy = Decimal(0)
     first = True
     for up, values, was_relative in steps:

@@ -236,9 +236,9 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     if rounded_nodes:
         result.kept["precision"] = len(rounded_nodes)
     for e in refused + rounding_refused:
-        job = "precision" if e.job.startswith("precision") else e.job
-        if job != "precision" or e.node not in rounded_nodes:
-            result.refused[job] = result.refused.get(job, 0) + 1
+        job_name = "precision" if e.job.startswith("precision") else e.job
+        if job_name != "precision" or e.node not in rounded_nodes:
+            result.refused[job_name] = result.refused.get(job_name, 0) + 1
     result.untried = len(untried)
     return result
 

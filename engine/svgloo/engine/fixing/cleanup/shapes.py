@@ -50,9 +50,10 @@ def _outline(node) -> str | None:
     tag = local(node.tag)
     if tag == "line":
         values = [_number(node.get(k)) for k in _GEOMETRY["line"]]
-        if None in values:
+        given = [v for v in values if v is not None]
+        if len(given) < len(values):
             return None
-        x1, y1, x2, y2 = (short(v) for v in values)
+        x1, y1, x2, y2 = (short(v) for v in given)
         return f"M{join([x1, y1, x2, y2])}"
     if tag in ("polyline", "polygon"):
         numbers = NUMBER.findall(node.get("points") or "")
