@@ -24,8 +24,9 @@ def test_scoring_with_no_budget_set_stops_at_the_settings_document_timeout():
         settings = ScoreSettings(backbone="pixel", size=192, limits=limits)
         t = time.perf_counter()
         with pytest.raises(LimitError) as caught:
-            # A fresh context: no budget of the caller's (as in the CLI).
-            contextvars.Context().run(score_text, stacked_rects(300), "stacked.svg",
+            # A fresh context: no budget of the caller's (as in the CLI). 1,000 stacked rects
+            # take 30 s of CPU: far over 2 s on any machine (300 once finished within it).
+            contextvars.Context().run(score_text, stacked_rects(1000), "stacked.svg",
                                       settings, pool=pool)
         seconds = time.perf_counter() - t
     finally:

@@ -137,7 +137,7 @@ def self_report(tmp_path_factory, corpus_dir):
     out = tmp_path_factory.mktemp("self-out")
     report = out / "report.html"
     assert main(["batch", str(folder), "--out", str(out / "run"), "--workers", "1",
-                 "--backbone", "pixel", "--html", str(report)]) == 0
+                 "--backbone", "pixel", "--proof", "--html", str(report)]) == 0
     import json
 
     results = [json.loads(line) for line in (out / "run" / "results.jsonl").open()]
