@@ -12,10 +12,10 @@ renders, composites, encoder), images per second of the encoder (images it embed
 of the similarity step; units whose image equals the full render need no encoder pass),
 and against fp32: the correlation of the units' deltas over all files, the largest
 absolute delta difference, and the share of units whose verdict (the paper's +-0.005)
-agrees; the JSON adds the engine's own stage timings (render_s, score_s, ...; no proof_s: it scores without the removal proof)
-summed over the files. Throughput depends on the architecture, not on the weights; drift
-depends on the weights too: measured with random weights it shows only that the machinery
-works. GPU figures: README (Backbones) and tests/measure_clip_gpu.py.
+agrees; the JSON adds the engine's own stage timings (render_s, score_s, ...; no proof_s:
+it scores without the removal proof) summed over the files. Throughput depends on the
+architecture, not on the weights; drift depends on the weights too: measured with random
+weights it shows only that the machinery works. GPU figures: README (Backbones) and tests/measure_clip_gpu.py.
 """
 
 from __future__ import annotations
