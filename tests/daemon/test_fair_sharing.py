@@ -4,7 +4,6 @@ analysed, and closing a document stops its analysis."""
 
 from __future__ import annotations
 
-import random
 import shutil
 import tempfile
 import threading
@@ -15,6 +14,7 @@ import pytest
 
 from conftest import EXAMPLES
 
+from svgloo.daemon.bench_fairness import stacked_rects
 from svgloo.daemon.client import DaemonClient, Superseded
 from svgloo.engine.limits import DocumentBudget, document_budget
 from svgloo.engine.processes.workers import RenderPool
@@ -25,16 +25,6 @@ pytestmark = pytest.mark.slow
 
 ICON = EXAMPLES / "billiards.svg"  # 5 units, about 1 KB
 JOB_S = 0.3  # one render job's length in the pool tests (a sleep: the same on any machine)
-
-
-def stacked_rects(n: int, seed: int = 37) -> str:
-    """``n`` translucent rects piled on one another (the issue's 1,000-rect file)."""
-    rng = random.Random(seed)
-    rects = [f'<rect x="{rng.randint(0, 300)}" y="{rng.randint(0, 300)}" '
-             f'width="{rng.randint(60, 100)}" height="{rng.randint(60, 100)}" '
-             f'fill="#{rng.randint(0, 0xFFFFFF):06x}" fill-opacity="0.6"/>' for _ in range(n)]
-    return ('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400" '
-            'viewBox="0 0 400 400">\n' + "\n".join(rects) + "\n</svg>\n")
 
 
 def _map_in_thread(pool: RenderPool, jobs: int, name: str, priority: int | None = None):
