@@ -10,7 +10,8 @@ loop never blocks) or the daemon's (``svgloo.daemon.client.DaemonClient``, when
 ``useDaemon`` is on and one can be reached); ``convert`` turns results into LSP objects
 and ``actions`` builds the quick fixes.
 
-Per document: changes are debounced (``DEBOUNCE_S``), a newer change cancels the work for
+Per document: a change that comes alone is scored at once, one that comes as typing is
+debounced (``change_delay``, ``DEBOUNCE_S``); a newer change cancels the work for
 the older version (the asyncio task, and the engine run - scoring, the removal proof and
 the structure analysis after it - through its progress callback), and results are
 published only for the version they were computed on.
@@ -36,6 +37,7 @@ import concurrent.futures
 import logging
 import os
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -58,6 +60,9 @@ from .convert import (DiagnosticOptions, LineIndex, document_diagnostics, encodi
 log = logging.getLogger("svgloo.lsp")
 
 DEBOUNCE_S = 0.1
+# An edit after this long without one is taken at once (a pasted colour, an undo, a quick
+# fix); one sooner is typing, and waits DEBOUNCE_S for the next keystroke.
+TYPING_GAP_S = 0.5
 CONFIG_WAIT_S = 3.0
 SECTION = "svgloo"
 SUMMARY_COMMAND = "svgloo.showSummary"
@@ -138,6 +143,7 @@ class DocState:
     waiters: list = field(default_factory=list)
     published: tuple | None = None      # (version, diagnostics) last pushed
     removal: tuple | None = None        # (text, candidates, size, allowed, RemovalCheck)
+    last_change: float = float("-inf")  # time.monotonic() of the last didChange
 
 
 def fs_name(uri: str) -> str:
@@ -203,6 +209,16 @@ class SvglooServer(LanguageServer):
             return None
 
     # --- scheduling ---------------------------------------------------------------------
+    def change_delay(self, uri: str) -> float:
+        """How long an edit waits before it is scored: nothing when it comes alone, the
+        debounce when it follows another within TYPING_GAP_S (a burst of keystrokes is
+        scored once, after its last)."""
+        st = self.state(uri)
+        now = time.monotonic()
+        typing = now - st.last_change < TYPING_GAP_S
+        st.last_change = now
+        return DEBOUNCE_S if typing else 0.0
+
     def schedule(self, uri: str, delay: float = DEBOUNCE_S) -> None:
         if self.shutting_down:
             return
@@ -636,7 +652,8 @@ def _structure_in_process(text: str, name: str, size: int, progress=None):
 # --- features: module-level handlers that only translate ---------------------------------
 # pygls passes the server (``ls``) to each; what they do is the server's methods' (state,
 # scheduling, settings), ``actions``' (code actions) and ``convert``'s (LSP objects).
-# Edits are debounced in ``SvglooServer.schedule`` (``DEBOUNCE_S``), and only there.
+# Edits are debounced in ``SvglooServer.schedule`` (``DEBOUNCE_S``, when they come as
+# typing: ``change_delay``), and only there.
 
 def guarded(default=None):
     """Log a handler's failure and answer ``default``: the server never dies on one
@@ -696,7 +713,7 @@ async def did_open(ls: SvglooServer, params: types.DidOpenTextDocumentParams):
 
 @guarded()
 async def did_change(ls: SvglooServer, params: types.DidChangeTextDocumentParams):
-    ls.schedule(params.text_document.uri)  # debounced
+    ls.schedule(params.text_document.uri, ls.change_delay(params.text_document.uri))
 
 
 @guarded()
