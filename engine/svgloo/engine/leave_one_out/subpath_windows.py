@@ -24,6 +24,7 @@ import numpy as np
 from svgloo.engine.leave_one_out.blocks import Block
 from svgloo.engine.rendering.composite import cut_to_change
 from svgloo.engine.leave_one_out.layer_render import Captures, LayerRenderer
+from svgloo.engine.leave_one_out.paint_free import paint_free
 from svgloo.engine.progress import Stage
 from svgloo.engine.rendering.raster import NO_LAYER, Box, Layer
 from svgloo.engine.rendering.render_jobs import job_subpath_work
@@ -39,7 +40,8 @@ PER_JOB_KEPT = 200
 class SubpathWindow:
     """What the windows give one subpath unit: its window (None: it draws nothing inside
     the canvas), its path drawn without it there, and - when asked - it drawn alone in its
-    own window (None when not asked)."""
+    own window (None when not asked; its coverage, in alpha: the colours may be those of an
+    earlier text that differed only in opaque colours, see paint_free)."""
 
     region: Box | None
     without: Layer
@@ -84,7 +86,8 @@ def _pack(work: list[tuple[int, list]], per_job: int) -> list[dict[int, tuple[in
 def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, kind: str,
                      work: list[tuple[int, list]], stage: Stage,
                      pieces: dict[int, list[str]] | None = None,
-                     keep: Callable[[int, int, Any], Any] | None = None
+                     keep: Callable[[int, int, Any], Any] | None = None,
+                     key_text: Callable[[str], str] | None = None
                      ) -> dict[int, list | str]:
     """Run ``kind`` work per element in shared passes; element -> results in order (or
     the reason it is not local). Each element's results are kept in the renderer's
@@ -95,7 +98,10 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
     ``keep(element, i, result)``: what to keep of each fresh result (its i-th in order),
     applied as results arrive; with it, the jobs are run ``pool.workers`` at a time, so
     that at most that many jobs' whole results are held at once. It must be a function
-    of what the cache key covers (it is cached as the result)."""
+    of what the cache key covers (it is cached as the result).
+
+    ``key_text``: what of the path's text the key covers (``paint_free``: results that
+    do not depend on its opaque colours are kept across colour edits)."""
     members: dict[int, set[int]] = {e: set() for e, _ in work}
     for u in us.units:  # one pass over the units, not one per path
         if u.element in members:
@@ -106,7 +112,8 @@ def run_subpath_jobs(renderer: LayerRenderer, captures: Captures, us: UnitSet, k
     # under the text without capture marks (the same up to the marks; no parse needed).
     # Results cut by ``keep`` are cached apart from whole ones.
     tag = kind if keep is None else kind + "/kept"
-    keys = {e: f"{tag}:" + _work_key(captures.texts.keeping(members[e]), renderer.size,
+    seen = key_text or (lambda text: text)
+    keys = {e: f"{tag}:" + _work_key(seen(captures.texts.keeping(members[e])), renderer.size,
                                       spec[e]) for e, _ in work}
     out: dict[int, list | str] = {}
     for e, items in work:
@@ -191,11 +198,15 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
         split = us.splits[e]
         raw = us.doc.text[split.value_start:split.value_end]
         pieces[e] = [raw[sp.start:sp.end] for sp in split.subpaths]
-    boxes = run_subpath_jobs(renderer, captures, us, "boxes", list(pieces.items()), boxes_stage)
+    # A subpath's extents are its geometry's: a colour edit keeps them (paint_free).
+    boxes = run_subpath_jobs(renderer, captures, us, "boxes", list(pieces.items()), boxes_stage,
+                             key_text=paint_free)
     boxes_stage.finish()
     handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
     whole = drawn(handled) if drawn is not None else {}
     work = []
+    alone_keys: dict[int, str] = {}
+    alone_known: dict[int, list] = {}  # element -> its subpaths drawn alone, from the cache
     windows_of: dict[int, list] = {}
     own_windows: dict[int, list] = {}
     for b in handled:
@@ -237,8 +248,17 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
             # (40 MB of 110 at 4,900).
             variants.append((win, near.astype(np.int32), arcs - has_arc[k] > 0, bend))
         if alone:
-            variants += [None if win is None else (win, [k], has_arc[k], None)
-                         for k, win in enumerate(own_windows[e])]
+            solo = [None if win is None else (win, [k], has_arc[k], None)
+                    for k, win in enumerate(own_windows[e])]
+            # Drawn alone, a subpath is read for its coverage only (the findings): kept
+            # across colour edits under a key that does not see opaque colours.
+            alone_keys[e] = "alone:" + _work_key(
+                paint_free(captures.texts.keeping(set(blocks[b].units))), renderer.size,
+                (pieces[e], [v for v in solo if v is not None]))
+            try:
+                alone_known[e] = renderer.cache[alone_keys[e]]
+            except KeyError:
+                variants += solo
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
@@ -262,8 +282,12 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
         e = paths[b]
         in_order = iter(layers[e])  # every unit's "without", then (if asked) its "alone"
         without = [NO_LAYER if win is None else next(in_order) for win in windows_of[e]]
-        drawn_alone = [NO_LAYER if win is None else next(in_order) for win in own_windows[e]] \
-            if alone else [None] * len(without)
+        if alone and e not in alone_known:
+            alone_known[e] = list(in_order)
+            renderer.cache[alone_keys[e]] = alone_known[e]
+        solo_layers = iter(alone_known.get(e, ()))
+        drawn_alone = [NO_LAYER if win is None else next(solo_layers)
+                       for win in own_windows[e]] if alone else [None] * len(without)
         for k, win, layer, own in zip(blocks[b].units, windows_of[e], without, drawn_alone):
             # Cut to where it differs from the whole path: that part is its region.
             units[k] = SubpathWindow(layer.box if whole and win is not None else win,

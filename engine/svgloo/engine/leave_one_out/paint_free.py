@@ -1,0 +1,38 @@
+"""Cache keys that do not see an opaque colour, for renders whose use reads only coverage.
+
+A path filled or stroked with an opaque solid colour covers the same pixels whatever the
+colour: cairo composites the colour *in* the coverage mask, so a pixel's alpha is the
+coverage and only its colour channels depend on the paint. Two results of the subpath
+windows are read for geometry alone - each subpath's extents ("boxes") and each subpath
+drawn alone (the findings count the pixels it draws, from alpha) - so after a colour edit,
+the most common edit in an editor, they are the same and need not be drawn again: their
+cache key is built from the text with every opaque colour spelled one way.
+
+Only colours that are opaque whatever the renderer makes of them are respelled: ``#rgb``,
+``#rrggbb`` and ``rgb(r, g, b)`` (not named colours: an unknown name is not a colour;
+not ``currentColor``, ``none``, ``url(...)`` or colours with alpha). A text with a mask or
+a filter keeps its colours: there a colour can become alpha (luminance masks,
+``feColorMatrix``)."""
+
+from __future__ import annotations
+
+import re
+
+_OPAQUE = r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})(?![0-9a-fA-F])" \
+          r"|rgb\(\s*[0-9.]+%?\s*,\s*[0-9.]+%?\s*,\s*[0-9.]+%?\s*\)"
+_PAINTS = r"fill|stroke|stop-color|color|flood-color|lighting-color"
+# fill="#abc", stroke='rgb(1,2,3)' (attributes) and fill:#abc (style declarations).
+_ATTRIBUTE = re.compile(r"(?<![\w-])(" + _PAINTS + r")(\s*=\s*[\"']\s*)(" + _OPAQUE + r")(\s*[\"'])")
+_DECLARATION = re.compile(r"(?<![\w-])(" + _PAINTS + r")(\s*:\s*)(" + _OPAQUE + r")(\s*(?:!important\s*)?[;\"'}])")
+_COLOUR_TO_ALPHA = re.compile(r"mask|filter", re.IGNORECASE)
+CANONICAL = "#000"
+
+
+def paint_free(text: str) -> str:
+    """``text`` with every opaque fill, stroke and stop colour spelled ``#000``: equal for
+    two texts that differ only in opaque colours, so their coverage is equal (see the
+    module); ``text`` itself when a colour could turn into alpha there."""
+    if _COLOUR_TO_ALPHA.search(text):
+        return text
+    text = _ATTRIBUTE.sub(lambda m: m.group(1) + m.group(2) + CANONICAL + m.group(4), text)
+    return _DECLARATION.sub(lambda m: m.group(1) + m.group(2) + CANONICAL + m.group(4), text)
