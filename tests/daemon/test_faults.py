@@ -443,6 +443,41 @@ def test_document_budget_is_a_limit_and_an_idle_daemon_exits(base, corpus_dir):
         stop_process(proc)
 
 
+STUCK_EXIT = """
+import sys, threading
+import svgloo.daemon.server as server
+server.EXIT_DEADLINE_S = 3.0
+# What a pool's thread waiting on a worker that never saw its stop does at exit: the
+# interpreter joins it, without a limit.
+threading.Thread(target=threading.Event().wait, name="stuck-at-exit").start()
+sys.exit(server.run_foreground(sys.argv[1], idle_exit_s=1))
+"""
+
+
+def test_an_idle_daemon_exits_even_when_a_thread_would_hold_its_exit(base):
+    sock = base / "run" / "d.sock"
+    log = sock.with_name("stuck.log")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-c", STUCK_EXIT, str(sock)], stdout=out,
+                                stderr=out, stdin=subprocess.DEVNULL, start_new_session=True,
+                                env=dict(os.environ, SVGLOO_CACHE_DIR=str(base / "cache")))
+    try:
+        try:
+            code = proc.wait(timeout=120)  # idle exit after 1 s, then the 3 s deadline
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the daemon hung at exit:\n"
+                                 + log.read_text(errors="replace")[-3000:]) from None
+        said = log.read_text(errors="replace")
+        assert code == 0, said[-3000:]
+        # It says so, with the stacks: the main thread joining at exit is among them.
+        assert "exit did not finish within 3 s" in said, said[-3000:]
+        assert " in _shutdown" in said and said.count("Thread 0x") >= 2, said[-3000:]
+        assert not sock.exists()  # it had stopped cleanly before the deadline
+    finally:
+        kill_all(group_members(proc.pid))
+        stop_process(proc)
+
+
 # -- item 6: an editor request does not wait behind a batch job ------------------------------
 
 def test_interactive_request_preempts_a_running_batch_job(base, corpus_dir, monkeypatch):

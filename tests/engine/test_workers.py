@@ -329,13 +329,13 @@ def test_a_worker_killed_from_outside_with_jobs_still_queued_is_named():
             pids = pool.map(os.getpid, [()] * 4, "warm-up", timeout_s=120)
             caught: dict = {}
 
-            def run() -> None:
+            def run(out: dict) -> None:
                 try:
                     pool.map(time.sleep, [(0.05,)] * 400, "queued.svg", timeout_s=300)
                 except WorkerError as exc:
-                    caught["said"] = str(exc)
+                    out["said"] = str(exc)
 
-            t = threading.Thread(target=run)
+            t = threading.Thread(target=run, args=(caught,))
             t.start()
             time.sleep(0.5)  # 400 naps of 0.05 s on 2 workers: both busy for 10 s
             os.kill(pids[0], signal.SIGKILL)

@@ -17,6 +17,7 @@ gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -206,6 +207,7 @@ INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt
 INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
 DEAD_WORKER_POLL_S = 0.5  # how often a waiting map checks that its workers are alive
 BROKEN_POOL_SETTLE_S = 10.0  # a broken pool's own thread reaps its workers within this
+CLOSE_GRACE_S = 5.0  # how long close() waits for a killed pool's thread to end
 
 
 def _settled_ended(ex) -> list[tuple[int | None, str]]:
@@ -283,27 +285,37 @@ class RenderPool:
         assert self.start_method is not None  # _get() started the workers
         return self.start_method
 
-    def _kill(self, only=None, stopped: bool = True) -> None:
+    def _kill(self, only=None, stopped: bool = True) -> ProcessPoolExecutor | None:
         """Kill the current executor's workers (``only``: that executor, if it is still the
-        current one). ``stopped``: the kill is ours (a timeout, a cancellation, a close),
-        which a map still waiting on it reports as such; a pool replaced because a worker
-        died is not marked (``_replace_broken``)."""
+        current one); returns the executor killed. ``stopped``: the kill is ours (a timeout,
+        a cancellation, a close), which a map still waiting on it reports as such; a pool
+        replaced because a worker died is not marked (``_replace_broken``)."""
         with self._lock:
             if only is not None and self._executor is not only:
-                return  # already replaced: the current pool is another one, and healthy
+                return None  # already replaced: the current pool is another one, and healthy
             ex, self._executor = self._executor, None
         if ex is None:
-            return
+            return None
         if stopped:
             ex._svgloo_stopped = True  # type: ignore[attr-defined]
         results = getattr(ex, "_result_queue", None)
-        for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        # The executor starts workers on demand, inside submit and under its shutdown lock.
+        # Marked shut down under that lock, it starts none after the list below is taken: a
+        # worker started by a submit racing with this kill used to survive it, run its job
+        # to the end (minutes for a 1536 px render under load) and hold the pool's thread,
+        # which the interpreter joins at exit, so a stopping daemon could not exit.
+        with getattr(ex, "_shutdown_lock", None) or contextlib.nullcontext():
+            ex._shutdown_thread = True
+            workers = list((getattr(ex, "_processes", None) or {}).values())
+        for proc in workers:
             try:
                 proc.kill()
             except Exception:  # noqa: BLE001 - already gone
                 pass
             discard_worker_stderr(proc)
         self._dispatch.forget_executor(ex)
+        # shutdown() drops the executor's reference to its thread; close() waits for it.
+        ex._svgloo_manager = getattr(ex, "_executor_manager_thread", None)  # type: ignore[attr-defined]
         ex.shutdown(wait=False, cancel_futures=True)
         # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
         # message in the result pipe; the executor's manager thread then waits for the rest
@@ -316,9 +328,17 @@ class RenderPool:
                 writer.close()
             except OSError:
                 pass
+        return ex
 
-    def close(self) -> None:
-        self._kill()
+    def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Kill the workers now and wait, at most ``grace_s``, for the pool's own thread to
+        reap them and end (it is what the interpreter joins, without a limit, at exit).
+        The workers get SIGKILL at once: they hold nothing to save, and how one died was
+        read before any kill that reports it."""
+        ex = self._kill()
+        manager = getattr(ex, "_svgloo_manager", None)
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(grace_s)
 
     def _replace_broken(self, executor) -> None:
         """Kill ``executor`` if it is still the current one (a broken pool refuses jobs);
