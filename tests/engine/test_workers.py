@@ -347,6 +347,50 @@ def test_a_worker_killed_from_outside_with_jobs_still_queued_is_named():
         pool.close()
 
 
+def test_two_threads_reading_a_killed_workers_status_both_get_sigkill(monkeypatch):
+    """The fork server writes a worker's exit status once; two threads that both found it
+    readable both read it, and one recorded exit code 255 over the real status (seen as
+    "the render worker died (exit code 255)" for a kill -9, 1 daemon run in 15 at load
+    17). Here the two reads are made to meet; both must say SIGKILL."""
+    import signal
+    import threading
+    import time
+    from multiprocessing import forkserver
+
+    from svgloo.engine.processes.worker_start import worker_context
+
+    context = worker_context()
+    if context.get_start_method() != "forkserver":
+        pytest.skip("workers come from a fork server on Linux and macOS only")
+    proc = context.Process(target=time.sleep, args=(600,))
+    proc.start()
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+        time.sleep(0.5)  # the fork server reaps it and writes its status
+        both = threading.Barrier(2)
+        read_signed = forkserver.read_signed
+
+        def read_together(fd):
+            try:
+                both.wait(timeout=2)  # both threads are past "the status is readable"
+            except threading.BrokenBarrierError:
+                pass
+            return read_signed(fd)
+
+        monkeypatch.setattr(forkserver, "read_signed", read_together)
+        codes: list = []
+        readers = [threading.Thread(target=lambda: codes.append(proc.exitcode))
+                   for _ in range(2)]
+        for t in readers:
+            t.start()
+        for t in readers:
+            t.join(timeout=30)
+        assert codes == [-signal.SIGKILL, -signal.SIGKILL]
+    finally:
+        proc.kill()
+        proc.join(timeout=30)
+
+
 def test_a_worker_that_exits_is_named_with_its_last_stderr_line(one_worker_pool):
     from svgloo.engine.errors import WorkerError
 

@@ -301,9 +301,8 @@ class RenderPool:
         results = getattr(ex, "_result_queue", None)
         # The executor starts workers on demand, inside submit and under its shutdown lock.
         # Marked shut down under that lock, it starts none after the list below is taken: a
-        # worker started by a submit racing with this kill used to survive it, run its job
-        # to the end (minutes for a 1536 px render under load) and hold the pool's thread,
-        # which the interpreter joins at exit, so a stopping daemon could not exit.
+        # worker started by a submit racing with this kill used to escape it, left for the
+        # pool's own thread to stop.
         with getattr(ex, "_shutdown_lock", None) or contextlib.nullcontext():
             ex._shutdown_thread = True
             workers = list((getattr(ex, "_processes", None) or {}).values())
