@@ -281,6 +281,116 @@ def test_threads_waiting_on_one_pool_all_name_the_worker_that_died():
         pool.close()
 
 
+def _nap_or_exit(seconds: float, line: str | None) -> float:
+    if line is not None:
+        _say_and_exit(line, 3)
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_worker_that_dies_with_jobs_still_queued_is_named_not_called_a_stop():
+    """More jobs than the pool's slots: the rest wait in the dispatcher, which hands the
+    next one over from the pool's own thread as the dead worker's jobs fail, finds the pool
+    broken and replaces it. That replacement used to mark the pool as stopped by us, and
+    the map named the death "the render workers were stopped" (every time here; in the
+    daemon, under load, some of the time)."""
+    from svgloo.engine.errors import WorkerError
+    from svgloo.engine.processes.workers import RenderPool
+
+    pool = RenderPool(workers=2)
+    try:
+        jobs = [(0.05, "libfoo: assertion 'x != NULL' failed" if i == 9 else None)
+                for i in range(40)]
+        for attempt in range(3):  # the same words each time, not by luck
+            with pytest.raises(WorkerError) as caught:
+                pool.map(_nap_or_exit, jobs, "queued.svg", timeout_s=300)
+            assert str(caught.value) == ("queued.svg: the render worker died (exit code 3): "
+                                         "libfoo: assertion 'x != NULL' failed"), attempt
+        _assert_pool_recovers(pool)
+    finally:
+        pool.close()
+
+
+def test_a_worker_killed_from_outside_with_jobs_still_queued_is_named():
+    """The daemon's case (tests/daemon/test_faults.py): kill -9 on a busy worker while a
+    document's renders are queued behind the ones running."""
+    import signal
+    import threading
+    import time
+
+    from svgloo.engine.errors import WorkerError
+    from svgloo.engine.processes.workers import RenderPool
+
+    pool = RenderPool(workers=2)
+    try:
+        for attempt in range(3):
+            pids = pool.map(os.getpid, [()] * 4, "warm-up", timeout_s=120)
+            caught: dict = {}
+
+            def run(out: dict) -> None:
+                try:
+                    pool.map(time.sleep, [(0.05,)] * 400, "queued.svg", timeout_s=300)
+                except WorkerError as exc:
+                    out["said"] = str(exc)
+
+            t = threading.Thread(target=run, args=(caught,))
+            t.start()
+            time.sleep(0.5)  # 400 naps of 0.05 s on 2 workers: both busy for 10 s
+            os.kill(pids[0], signal.SIGKILL)
+            t.join(timeout=120)
+            assert "the render worker died (killed by SIGKILL" in caught.get("said", ""), \
+                (attempt, caught)
+        _assert_pool_recovers(pool)
+    finally:
+        pool.close()
+
+
+def test_two_threads_reading_a_killed_workers_status_both_get_sigkill(monkeypatch):
+    """The fork server writes a worker's exit status once; two threads that both found it
+    readable both read it, and one recorded exit code 255 over the real status (seen as
+    "the render worker died (exit code 255)" for a kill -9, 1 daemon run in 15 at load
+    17). Here the two reads are made to meet; both must say SIGKILL."""
+    import signal
+    import threading
+    import time
+    from multiprocessing import forkserver
+
+    from svgloo.engine.processes.worker_start import worker_context
+
+    context = worker_context()
+    if context.get_start_method() != "forkserver":
+        pytest.skip("workers come from a fork server on Linux and macOS only")
+    proc = context.Process(target=time.sleep, args=(600,))
+    proc.start()
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+        time.sleep(0.5)  # the fork server reaps it and writes its status
+        both = threading.Barrier(2)
+        read_signed = forkserver.read_signed
+
+        def read_together(fd):
+            try:
+                both.wait(timeout=2)  # both threads are past "the status is readable"
+            except threading.BrokenBarrierError:
+                pass
+            return read_signed(fd)
+
+        monkeypatch.setattr(forkserver, "read_signed", read_together)
+        codes: list = []
+        readers = [threading.Thread(target=lambda: codes.append(proc.exitcode))
+                   for _ in range(2)]
+        for t in readers:
+            t.start()
+        for t in readers:
+            t.join(timeout=30)
+        assert codes == [-signal.SIGKILL, -signal.SIGKILL]
+    finally:
+        proc.kill()
+        proc.join(timeout=30)
+
+
 def test_a_worker_that_exits_is_named_with_its_last_stderr_line(one_worker_pool):
     from svgloo.engine.errors import WorkerError
 

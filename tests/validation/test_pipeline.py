@@ -50,6 +50,24 @@ def folder(tmp_path, corpus_dir):
     return src
 
 
+def _echo(n: int, pool=None, backbone=None) -> int:
+    return n
+
+
+def test_an_exception_the_consumer_throws_in_is_its_own_not_a_failed_file(clip):
+    """``run`` yields each file's outcome; an exception thrown into it at a yield (the
+    consumer's own error, e.g. through ``generator.throw``) used to be caught as the
+    file's failure and the next file's outcome handed back instead."""
+    run = PipelineExecutor(SETTINGS, workers=1, backbone=clip).run(
+        _echo, [(f"f{n}", (n,)) for n in range(3)])
+    key, value, error = next(run)
+    assert error is None and value == int(key[1:])
+    with pytest.raises(KeyError, match="the consumer's"):
+        run.throw(KeyError("the consumer's"))
+    with pytest.raises(StopIteration):  # and the run is over, its pool closed
+        next(run)
+
+
 def test_images_of_several_files_go_through_the_encoder_together_with_equal_numbers(
         clip, folder, tmp_path, render_pool):
     assert embeds_images(clip)

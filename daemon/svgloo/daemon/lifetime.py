@@ -22,6 +22,7 @@ import time
 
 GRACE_ENV = "SVGLOO_DAEMON_CLIENT_GRACE"  # seconds; 0 turns the rule off
 DEFAULT_GRACE_S = 60.0
+EXIT_DEADLINE_S = 20.0  # a stopped daemon's interpreter exit may take this long, no more
 
 
 def autostart_grace_s() -> float:
@@ -97,5 +98,34 @@ class ClientWatch:
             return time.monotonic() - self._gone_since
 
 
-__all__ = ["ClientWatch", "DEFAULT_GRACE_S", "GRACE_ENV", "autostart_grace_s", "peer_pid",
-           "process_alive"]
+def exit_within(seconds: float = EXIT_DEADLINE_S, code: int = 0) -> threading.Thread:
+    """End this process ``code`` in ``seconds`` unless it has ended by then.
+
+    Called once the daemon has stopped (socket removed, lock released, pools killed). The
+    interpreter's exit then joins threads without a limit: every process pool's own thread
+    (concurrent.futures) and every non-daemon thread. One that cannot end (a pool's thread
+    waiting on a worker that never saw its stop, a library's thread) would keep an idle
+    daemon alive for ever, holding memory and its fork server. Past the deadline every
+    thread's stack goes to stderr (the daemon's log: what was stuck) and the process ends
+    at once; its render workers die with it (workers.py). Nothing is left to save then."""
+    def expire() -> None:
+        try:
+            import faulthandler
+
+            sys.stderr.write(f"svgloo daemon: exit did not finish within {seconds:g} s; "
+                             "ending now. Threads still running:\n")
+            sys.stderr.flush()
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True  # not one of the threads the exit waits for
+    timer.name = "svgloo-exit-deadline"
+    timer.start()
+    return timer
+
+
+__all__ = ["ClientWatch", "DEFAULT_GRACE_S", "EXIT_DEADLINE_S", "GRACE_ENV",
+           "autostart_grace_s", "exit_within", "peer_pid", "process_alive"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import urlparse
 
-from svgloo.daemon.lifetime import ClientWatch
+from svgloo.daemon.lifetime import EXIT_DEADLINE_S, ClientWatch, exit_within
 from svgloo.engine.errors import SvglooError
 
 log = logging.getLogger("svgloo.daemon")
@@ -818,6 +818,9 @@ def raise_open_files_limit() -> None:
 def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
                    log_level: str = "INFO", idle_exit_s: float | None = None,
                    limits=None, client_grace_s: float | None = None) -> int:
+    """The daemon process's main (``svgloo daemon start --foreground``). Once it returns
+    the process ends within ``EXIT_DEADLINE_S`` (``lifetime.exit_within``): call it only
+    in a process that is to end with the daemon."""
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO),
                         format="%(asctime)s svgloo-daemon %(levelname)s %(message)s",
                         stream=sys.stderr)
@@ -852,6 +855,7 @@ def run_foreground(socket_path=None, tcp_port=None, cache_dir=None,
           + (f" and http://127.0.0.1:{d.tcp_port}" if d.tcp_port else ""), flush=True)
     d.serve_forever()
     log.info("stopped")
+    exit_within(EXIT_DEADLINE_S)  # an idle daemon always exits, whatever a thread waits for
     return 0
 
 

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
 
 import numpy as np
 
@@ -203,10 +204,15 @@ class PipelineExecutor:
                                     thread_name_prefix="svgloo-file") as ex:
                 futures = {ex.submit(one, args): key for key, args in jobs}
                 for fut in as_completed(futures):
+                    # The outcome is read outside the yield: an exception the consumer
+                    # throws into this generator at the yield is the consumer's, not a
+                    # failure of this file, and goes back up through the finally below.
+                    outcome: tuple[Any, Any, Exception | None]
                     try:
-                        yield futures[fut], fut.result(), None
+                        outcome = futures[fut], fut.result(), None
                     except Exception as exc:  # noqa: BLE001 - any failure is reported with its file
-                        yield futures[fut], None, exc
+                        outcome = futures[fut], None, exc
+                    yield outcome
         finally:
             batcher.close()
             pool.close()

@@ -259,8 +259,40 @@ class _SpawnRenderProcess(multiprocessing.context.SpawnProcess):
 
 
 if hasattr(multiprocessing.context, "ForkServerProcess"):  # POSIX
+    from multiprocessing import forkserver as _forkserver
+    from multiprocessing import popen_forkserver as _popen_forkserver
+
+    class _ForkServerPopen(_popen_forkserver.Popen):
+        """A fork-server worker's handle whose exit status one thread reads, once. The fork
+        server writes the status to the worker's sentinel pipe, once; the standard handle
+        lets two threads that both see the pipe readable both read it, and the one that
+        finds it already read records exit code 255 over the real one. Several threads do
+        read it (the pool's own, a map naming a dead worker), and a worker killed with
+        SIGKILL was then reported as "died (exit code 255)"."""
+
+        def __init__(self, process_obj):
+            self._status_lock = threading.Lock()
+            super().__init__(process_obj)
+
+        def poll(self, flag=os.WNOHANG):
+            if self.returncode is None:
+                from multiprocessing.connection import wait
+
+                if not wait([self.sentinel], 0 if flag == os.WNOHANG else None):
+                    return None
+                with self._status_lock:  # held only once the status is there to read
+                    if self.returncode is None:
+                        try:
+                            self.returncode = _forkserver.read_signed(self.sentinel)
+                        except (OSError, EOFError):  # the fork server itself is gone
+                            self.returncode = 255
+            return self.returncode
+
+    def _forkserver_popen(process_obj):
+        return _ForkServerPopen(process_obj)
+
     class _ForkServerRenderProcess(multiprocessing.context.ForkServerProcess):
-        _Popen = _without_main(multiprocessing.context.ForkServerProcess._Popen)
+        _Popen = _without_main(_forkserver_popen)
 
 
 if hasattr(multiprocessing.context, "ForkProcess"):  # POSIX

@@ -17,6 +17,7 @@ gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -206,6 +207,21 @@ INTERRUPT_POLL_S = 0.2   # how often a waiting map asks the document's interrupt
 INTERRUPT_GRACE_S = 0.8  # renders under way may finish within this; else workers are killed
 DEAD_WORKER_POLL_S = 0.5  # how often a waiting map checks that its workers are alive
 BROKEN_POOL_SETTLE_S = 10.0  # a broken pool's own thread reaps its workers within this
+CLOSE_GRACE_S = 5.0  # how long close() waits for a killed pool's thread to end
+
+
+def _settled_ended(ex) -> list[tuple[int | None, str]]:
+    """How the workers of the broken pool ``ex`` ended, read once the pool's own thread has
+    reaped them (it ends then; waited for at most ``BROKEN_POOL_SETTLE_S``), so that the
+    exit statuses are final and read by one thread only. On that thread itself (the
+    dispatcher's callback) they are read at once: the dead worker's status is there, the
+    others are still running. What another thread recorded meanwhile comes first: the pool
+    may have been killed, and its handles dropped, while this one waited."""
+    manager = getattr(ex, "_executor_manager_thread", None)
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(BROKEN_POOL_SETTLE_S)
+    return (getattr(ex, "_svgloo_ended", None) or _ended_workers(ex)
+            or getattr(ex, "_svgloo_ended", None) or [])
 
 
 def _record_ended(ex, ended: list) -> None:
@@ -269,21 +285,36 @@ class RenderPool:
         assert self.start_method is not None  # _get() started the workers
         return self.start_method
 
-    def _kill(self) -> None:
+    def _kill(self, only=None, stopped: bool = True) -> ProcessPoolExecutor | None:
+        """Kill the current executor's workers (``only``: that executor, if it is still the
+        current one); returns the executor killed. ``stopped``: the kill is ours (a timeout,
+        a cancellation, a close), which a map still waiting on it reports as such; a pool
+        replaced because a worker died is not marked (``_replace_broken``)."""
         with self._lock:
+            if only is not None and self._executor is not only:
+                return None  # already replaced: the current pool is another one, and healthy
             ex, self._executor = self._executor, None
         if ex is None:
-            return
-        # Our mark on the executor: a map still waiting on it was not broken by its worker.
-        ex._svgloo_stopped = True  # type: ignore[attr-defined]
+            return None
+        if stopped:
+            ex._svgloo_stopped = True  # type: ignore[attr-defined]
         results = getattr(ex, "_result_queue", None)
-        for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        # The executor starts workers on demand, inside submit and under its shutdown lock.
+        # Marked shut down under that lock, it starts none after the list below is taken: a
+        # worker started by a submit racing with this kill used to escape it, left for the
+        # pool's own thread to stop.
+        with getattr(ex, "_shutdown_lock", None) or contextlib.nullcontext():
+            ex._shutdown_thread = True
+            workers = list((getattr(ex, "_processes", None) or {}).values())
+        for proc in workers:
             try:
                 proc.kill()
             except Exception:  # noqa: BLE001 - already gone
                 pass
             discard_worker_stderr(proc)
         self._dispatch.forget_executor(ex)
+        # shutdown() drops the executor's reference to its thread; close() waits for it.
+        ex._svgloo_manager = getattr(ex, "_executor_manager_thread", None)  # type: ignore[attr-defined]
         ex.shutdown(wait=False, cancel_futures=True)
         # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
         # message in the result pipe; the executor's manager thread then waits for the rest
@@ -296,17 +327,33 @@ class RenderPool:
                 writer.close()
             except OSError:
                 pass
+        return ex
 
-    def close(self) -> None:
-        self._kill()
+    def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Kill the workers now and wait, at most ``grace_s``, for the pool's own thread to
+        reap them and end (it is what the interpreter joins, without a limit, at exit).
+        The workers get SIGKILL at once: they hold nothing to save, and how one died was
+        read before any kill that reports it."""
+        ex = self._kill()
+        manager = getattr(ex, "_svgloo_manager", None)
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(grace_s)
 
     def _replace_broken(self, executor) -> None:
         """Kill ``executor`` if it is still the current one (a broken pool refuses jobs);
-        the next ``_get`` starts a fresh one."""
+        the next ``_get`` starts a fresh one.
+
+        A pool breaks because a worker died, so this is no stop of ours: how its workers
+        ended is recorded before the kill (which adds SIGKILLs of its own and drops the
+        pool's process handles), and the pool is not marked stopped. The dispatcher calls
+        this from the pool's own thread, while it fails the dead worker's jobs, so a map
+        waiting on one of those jobs used to find the pool marked stopped and report the
+        death as "the render workers were stopped"."""
         with self._lock:
-            current = self._executor is executor
-        if current:
-            self._kill()
+            if self._executor is not executor:
+                return
+        _record_ended(executor, _settled_ended(executor))
+        self._kill(only=executor, stopped=False)
 
     def _a_worker_died(self) -> bool:
         """Whether a worker of the current pool is gone (its pid no longer exists: its
@@ -362,7 +409,7 @@ class RenderPool:
                             ex = self._executor
                         ended = _ended_workers(ex)
                         _record_ended(ex, ended)
-                        self._kill()
+                        self._kill(only=ex, stopped=False)
                         raise _WorkerDied(ended) from None
                     dead_seen = True
             if interrupt is not None:
@@ -427,24 +474,25 @@ class RenderPool:
             # Several threads may wait on one pool (a scoring renders its full pictures
             # beside its layers): the first to read how its workers ended records it on the
             # pool before killing it, and the others report the same death, not the kill.
+            # The stop mark is read before the record: every kill that records how the
+            # workers ended records it before it marks anything, so a pool seen stopped
+            # and unrecorded here was stopped on purpose, never broken by a death.
+            stopped = getattr(ex, "_svgloo_stopped", False)
             recorded = getattr(ex, "_svgloo_ended", None)
-            stopped_by_us = (not isinstance(exc, _WorkerDied) and not recorded
-                             and getattr(ex, "_svgloo_stopped", False))
+            stopped_by_us = not isinstance(exc, _WorkerDied) and not recorded and stopped
             ended: list[tuple[int | None, str]]
             if isinstance(exc, _WorkerDied):
                 ended = exc.ended
             elif recorded:
                 ended = recorded
+            elif stopped_by_us:
+                ended = []
             else:
-                # The pool's own thread reaps its workers, then ends: wait for it, so that
-                # the exit statuses are final and read by one thread only.
-                manager = getattr(ex, "_executor_manager_thread", None)
-                if manager is not None and not stopped_by_us:
-                    manager.join(BROKEN_POOL_SETTLE_S)
-                ended = [] if stopped_by_us else (_ended_workers(ex)
-                                                  or getattr(ex, "_svgloo_ended", None) or [])
+                ended = _settled_ended(ex)
             _record_ended(ex, ended)
-            self._kill()
+            # That pool only: the dispatcher may have replaced it already, and the fresh
+            # one runs other documents' renders.
+            self._kill(only=ex, stopped=stopped_by_us)
             interrupt = getattr(budget, "interrupt", None)
             if interrupt is not None:
                 interrupt()  # another thread's interrupt killed the pool: say that
