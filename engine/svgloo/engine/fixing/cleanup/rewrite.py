@@ -13,6 +13,8 @@ job, then halved, and each part is tried on top of what was kept (a rewrite that
 left out, not forced). Shapes become paths on top of that (shapes.py); then, only when
 asked for (``rounding``), path data is rounded, each number to the fewest decimals that
 keep it where the renderers snap it (device_rounding.py), split and halved the same way.
+With a ``judge`` (``fix --browser``: Chromium) each text must pass it too, after the proof;
+then rounding (coarser first), rects as paths and merged sibling paths are offered.
 Checks
 are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
