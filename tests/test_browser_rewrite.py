@@ -83,7 +83,7 @@ def test_a_rounding_the_proof_accepts_but_chromium_refuses_is_left_out(chromium,
     judge = ChromiumJudge(chromium)
     try:
         judged = rewrite_text(text, text, LATERAL, SIZES, DEFAULT_LIMITS, render_pool,
-                              judge=judge)
+                              rounding=True, judge=judge)
     finally:
         judge.close()
     assert judged.refused.get("precision"), judged            # Chromium said no to some
@@ -92,17 +92,29 @@ def test_a_rounding_the_proof_accepts_but_chromium_refuses_is_left_out(chromium,
     assert _worst(chromium, text, judged.text, tmp_path) <= BROWSER_TOLERANCE
 
 
-def test_fix_browser_rounds_and_writes_a_smaller_file_chromium_draws_alike(
+def test_fix_browser_round_rounds_and_writes_a_smaller_file_chromium_draws_alike(
         capsys, chromium, tmp_path):
+    """``fix --rewrite --browser --round`` rounds what Chromium accepts; ``--browser``
+    alone rounds nothing (a rounding Chromium accepts at the judged sizes can still move
+    it at another: docs/fix.md), nor does ``--round`` without a browser (refused)."""
     text = _corpus_text(LATERAL)
     path = tmp_path / "lateral-icon.svg"
     path.write_text(text)
-    code, out, err = run_cli(capsys, "fix", "--rewrite", "--browser", str(path))
+    code, out, err = run_cli(capsys, "fix", "--rewrite", "--browser", "--round", str(path))
     assert code == 0, err
     written = path.read_text()
     assert len(written.encode()) < len(text.encode())
     assert " precision" in out and "refereed in Chromium" in out, out
     assert _worst(chromium, text, written, tmp_path) <= BROWSER_TOLERANCE
+
+    path.write_text(text)
+    code, out, err = run_cli(capsys, "fix", "--rewrite", "--browser", str(path))
+    assert code == 0, err
+    assert "precision" not in out and "refereed in Chromium" in out, out
+    assert len(path.read_bytes()) < len(text.encode())
+
+    code, out, err = run_cli(capsys, "fix", "--rewrite", "--round", str(path))
+    assert code == 2 and "--round needs --rewrite --browser" in err, (code, err)
 
 
 # Absolute points with seven decimals: rounded within their 1/512 px bins, CairoSVG and

@@ -41,10 +41,14 @@ def register(sub) -> None:
                         "change the picture; see docs/fix.md")
     p.add_argument("--browser", action="store_true",
                    help="also referee in headless Chromium (as an <img> and in an "
-                        "<object>): every rewrite and the result, so rounding, rects as "
-                        "paths and merged paths can be tried; a file whose picture moves by "
-                        "more than 4/255 there is not changed; needs a Chromium "
+                        "<object>): every rewrite and the result, so rects as paths and "
+                        "merged paths can be tried; a file whose picture moves by more than "
+                        "4/255 there is not changed; needs a Chromium "
                         "(apt-get install chromium)")
+    p.add_argument("--round", action="store_true",
+                   help="with --rewrite --browser: also round path data, each rounding "
+                        "judged by Chromium at the proof's sizes (it may still move the "
+                        "picture at other sizes; see docs/fix.md)")
     p.add_argument("--reference", help="reference image (PNG/JPEG) or SVG, for --only harmful")
     p.add_argument("--backbone", default="pixel",
                    help="similarity backbone for harmful units (default pixel)")
@@ -144,7 +148,8 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
         if writing and not writable(path):
             raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
         fixed = engine_fix.fix_text(data, path, kinds, settings, pool, rewrite=args.rewrite,
-                                    judge=getattr(args, "judge", None))
+                                    judge=getattr(args, "judge", None),
+                                    rounding=getattr(args, "round", False))
         new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
         refereed = ""
         if fixed.changed and getattr(args, "chromium", None) is not None:
@@ -191,6 +196,9 @@ def run(args) -> int:
 
     first = args.paths[0]
     kinds = parse_kinds(args.only, first)
+    if getattr(args, "round", False) and not (args.rewrite and args.browser):
+        raise InputError(first, "--round needs --rewrite --browser: only Chromium can "
+                                "refuse a rounding the proof renderers accept")
     if "harmful" in kinds and not args.reference:
         raise InputError(first, "--only harmful needs --reference FILE: against its "
                                 "own picture nothing is harmful")

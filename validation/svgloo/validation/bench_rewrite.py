@@ -1,7 +1,7 @@
 """Benchmark: ``svgloo fix --rewrite`` against SVGO's default preset, refereed in Chromium.
 
     python -m svgloo.validation.bench_rewrite [DIR] [--split held-out|tuning|all]
-        [--browser] [--svgo CMD] [--sizes PX,PX] [--every N] [--json FILE]
+        [--browser [--round]] [--svgo CMD] [--sizes PX,PX] [--every N] [--json FILE]
 
 For every .svg below DIR (default: the shared corpus), each tool's output is measured as
 written: bytes saved (negative when it grew), and how much it moves Chromium's picture,
@@ -15,8 +15,9 @@ proofs and rewriting in this process (its render workers already warm), SVGO as
 
 ``--browser`` runs svgloo as ``fix --rewrite --browser`` does: Chromium judges inside the
 rewrite stage (chromium_judge.py) at the proof's own sizes (the analysis size, 384, and
-the document's own, at least 1024 px). 100 px is none of those, so a pass there is not the
-judge grading its own work; 384 px is (it says whether the judge held).
+the document's own, at least 1024 px); ``--round`` as ``fix --round``. 100 px is none of
+those, so a pass there is not the judge grading its own work; 384 px is (it says whether
+the judge held).
 ``--every N`` takes every Nth file of the sorted list (a fresh set picked by a rule).
 
 ``--split held-out`` (default) takes the files whose SHA-1 of the path below DIR ends in 0-3,
@@ -68,7 +69,7 @@ def chromium_moves(chromium, before: bytes, after: bytes, size: int, tmp: Path
 
 
 def measure(path: Path, svgo: str | None, measurer, sizes: tuple[int, ...], settings,
-            pool, judge=None) -> dict:
+            pool, judge=None, rounding: bool = False) -> dict:
     from svgloo.engine.reading.files import encode_like
     from svgloo.engine.fixing.fix import fix_text
 
@@ -76,7 +77,7 @@ def measure(path: Path, svgo: str | None, measurer, sizes: tuple[int, ...], sett
     row: dict = {"file": str(path), "bytes": len(data)}
     t0 = time.perf_counter()
     fixed = fix_text(data, str(path), ("invisible",), settings, pool, rewrite=True,
-                     judge=judge)
+                     judge=judge, rounding=rounding)
     out = encode_like(fixed.text, data, str(path)) if fixed.changed else data
     row["svgloo"] = {"saved": len(data) - len(out),
                      "seconds": round(time.perf_counter() - t0, 2),
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="Chromium's picture sizes in px, comma-separated")
     ap.add_argument("--browser", action="store_true",
                     help="svgloo as fix --rewrite --browser: Chromium judges inside")
+    ap.add_argument("--round", action="store_true", help="with --browser: fix --round")
     ap.add_argument("--every", type=int, default=1, help="only every Nth file")
     ap.add_argument("--json", help="write every row and the summary here")
     args = ap.parse_args(argv)
@@ -157,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for path in files:
         try:
-            rows.append(measure(path, svgo, measurer, sizes, settings, pool, judge))
+            rows.append(measure(path, svgo, measurer, sizes, settings, pool, judge,
+                                args.round and judge is not None))
         except SvglooError as exc:
             rows.append({"file": str(path), "error": str(exc)})
         r = rows[-1]
@@ -171,12 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(r["bytes"] for r in rows if "bytes" in r)
     summary = {"files": len(files), "bytes": total, "split": args.split, "svgo": svgo,
                "sizes": list(sizes), "chromium": chromium is not None,
-               "browser_judge": args.browser, "every": args.every,
+               "browser_judge": args.browser, "round": args.round, "every": args.every,
                "load_before": [round(x, 2) for x in load],
                "load_after": [round(x, 2) for x in os.getloadavg()],
                "seconds": round(time.perf_counter() - t0, 1), "cpus": os.cpu_count(),
                "errors": sum(1 for r in rows if "error" in r),
-               "svgloo_fix_rewrite" + ("_browser" if args.browser else ""):
+               "svgloo_fix_rewrite" + ("_browser" if args.browser else "") +
+               ("_round" if args.round else ""):
                    summarize(rows, "svgloo", total),
                "svgo_default": summarize(rows, "svgo", total)}
     print(json.dumps(summary, indent=2))

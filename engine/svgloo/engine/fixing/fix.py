@@ -21,8 +21,9 @@ Three steps, each a text edit on the source (everything else stays byte for byte
    metadata, blanks, groups, unused ids and definitions, shorter numbers, colours, styles
    and path data, shapes as paths), each rewrite and the whole result proven the same way.
    With a ``judge`` (``fix --browser``: Chromium in both embeddings) every rewrite must
-   pass it too, and rounding, rects as paths and merged paths are offered (only the judge
-   can veto what they change in a browser); without one they stay off.
+   pass it too, and rects as paths and merged paths are offered (only the judge can veto
+   what they change in a browser); without one they stay off. ``rounding`` (``--round``)
+   only when asked for.
 5. With a ``judge``, the result as a whole is judged once more (the removals too): a
    result it refuses falls back to the removals alone, then to the file as it was.
 
@@ -258,7 +259,7 @@ def tidy(text: str, name: str, referenced_before: set[str], limits: Limits
 
 def fix_scored(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], limits: Limits,
                pool: RenderPool | None = None, rewrite: bool = False,
-               judge: Judge | None = None) -> FixResult:
+               judge: Judge | None = None, rounding: bool = False) -> FixResult:
     """Fix a document already scored (``score_document``'s ScoreRun: its units and
     ``svgloo.score/1`` result). ``harmful`` needs a reference: refused without one.
     ``rewrite``: then the rewrite stage (cleanup/rewrite.py) spells the result shorter,
@@ -273,7 +274,7 @@ def fix_scored(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], l
     removed_only = fixed.text
     if rewrite:
         done = rewrite_text(fixed.text, baseline, us.doc.name, sizes, limits, pool,
-                            judge=judge)
+                            rounding=rounding, judge=judge)
         fixed.renders += done.renders
         fixed.judged += done.judged
         fixed.rewrite_note = done.note
@@ -366,7 +367,7 @@ def _remove_and_tidy(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, .
 
 def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible",),
              settings=None, pool: RenderPool | None = None, rewrite: bool = False,
-             judge: Judge | None = None) -> FixResult:
+             judge: Judge | None = None, rounding: bool = False) -> FixResult:
     """Score a document (pixel backbone unless ``settings`` say otherwise) and fix it;
     with ``rewrite``, spell the result shorter too (``fix_scored``). Given the file's
     bytes, "never longer" is measured in the file's own encoding."""
@@ -378,7 +379,8 @@ def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible"
     doc = parse_document(text, name, settings.limits)
     # A fix removes only what the removal proof passed: always scored with it.
     run = score_document(doc, settings.with_(prove=True), pool=pool)
-    fixed = fix_scored(run.units, run.result, kinds, settings.limits, pool, rewrite, judge)
+    fixed = fix_scored(run.units, run.result, kinds, settings.limits, pool, rewrite, judge,
+                       rounding)
     if isinstance(text, bytes):
         fixed = never_grow(fixed, lambda t: len(encode_like(t, text, name)))
     return fixed

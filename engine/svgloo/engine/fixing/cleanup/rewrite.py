@@ -14,7 +14,8 @@ left out, not forced). Shapes become paths on top of that (shapes.py); then, onl
 asked for (``rounding``), path data is rounded, each number to the fewest decimals that
 keep it where the renderers snap it (device_rounding.py), split and halved the same way.
 With a ``judge`` (``fix --browser``: Chromium) each text must pass it too, after the proof;
-then rounding (coarser first), rects as paths and merged sibling paths are offered.
+then rects as paths and merged sibling paths are offered, and rounding (coarser first)
+when asked for.
 Checks
 are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
@@ -172,19 +173,21 @@ def keep_proven(stage: Stage, kept: list[Edit], candidates: list[Edit], budget: 
 
 def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], limits: Limits,
                  pool: RenderPool, should_stop: Callable[[], bool] | None = None,
-                 rounding: bool | None = None, judge: Judge | None = None) -> RewriteResult:
+                 rounding: bool = False, judge: Judge | None = None) -> RewriteResult:
     """``text`` rewritten in fewer characters, every kept rewrite proven against
     ``baseline`` (the original picture), the whole result included.
 
     ``judge`` (``fix --browser``: Chromium in both embeddings) must also accept every text
-    kept. With a judge, the rewrites that only it can veto are offered too: rounding
-    (``rounding`` defaults to "a judge is there"), rects as paths and sibling paths merged.
-    Without one they stay off: a rounding CairoSVG and resvg both accept can still move
-    Chromium drawing the SVG as a document (logos/lateral-icon.svg: six paths rounded
-    within their 1/512 px bins moved its <object> picture by 30/255, its <img> by 1/255),
-    and so can a rect as a path or merged strokes (shapes.py)."""
-    if rounding is None:
-        rounding = judge is not None
+    kept. With a judge, the rewrites that only it can veto are offered too: rects as paths
+    and sibling paths merged. Without one they stay off (a rect as a path or merged strokes
+    move Chromium's picture where the proof renderers show nothing: shapes.py).
+
+    ``rounding``: also round path data, off unless asked for. A rounding CairoSVG and
+    resvg both accept can still move Chromium drawing the SVG as a document
+    (logos/lateral-icon.svg: six paths rounded within their 1/512 px bins moved its
+    <object> picture by 30/255, its <img> by 1/255); one Chromium accepts at the judged
+    sizes can still move it at another (logos/seaborn.svg: 11/255 at 100 px; docs/fix.md).
+    With a judge a coarser rounding (a bound in device px) is tried first."""
     try:
         stage = Stage(text, baseline, name, sizes, limits, pool, should_stop, judge)
     except SvglooError as exc:
