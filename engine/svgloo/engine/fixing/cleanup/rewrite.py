@@ -186,7 +186,7 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     resvg both accept can still move Chromium drawing the SVG as a document
     (logos/lateral-icon.svg: six paths rounded within their 1/512 px bins moved its
     <object> picture by 30/255, its <img> by 1/255); one Chromium accepts at the judged
-    sizes can still move it at another (logos/seaborn.svg: 11/255 at 100 px; docs/fix.md).
+    sizes can still move it at another (a logo: 25/255 at 100 px, 0 at 384; docs/fix.md).
     With a judge a coarser rounding (a bound in device px) is tried first."""
     try:
         stage = Stage(text, baseline, name, sizes, limits, pool, should_stop, judge)
