@@ -40,9 +40,15 @@ def register(sub) -> None:
                         "colours, styles, path data, ...), each rewrite proven not to "
                         "change the picture; see docs/fix.md")
     p.add_argument("--browser", action="store_true",
-                   help="also referee each result in headless Chromium (as an <img> and "
-                        "in an <object>): a file whose picture moves by more than 4/255 "
-                        "there is not changed; needs a Chromium (apt-get install chromium)")
+                   help="also referee in headless Chromium (as an <img> and in an "
+                        "<object>): every rewrite and the result, so rects as paths and "
+                        "merged paths can be tried; a file whose picture moves by more than "
+                        "4/255 there is not changed; needs a Chromium "
+                        "(apt-get install chromium)")
+    p.add_argument("--round", action="store_true",
+                   help="with --rewrite --browser: also round path data, each rounding "
+                        "judged by Chromium at the proof's sizes (it may still move the "
+                        "picture at other sizes; see docs/fix.md)")
     p.add_argument("--reference", help="reference image (PNG/JPEG) or SVG, for --only harmful")
     p.add_argument("--backbone", default="pixel",
                    help="similarity backbone for harmful units (default pixel)")
@@ -141,7 +147,9 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
             raise InputError(path, "a compressed .svgz file; fix works on plain .svg files")
         if writing and not writable(path):
             raise InputError(path, "read-only file; not changed (use --diff to see the fix)")
-        fixed = engine_fix.fix_text(data, path, kinds, settings, pool, rewrite=args.rewrite)
+        fixed = engine_fix.fix_text(data, path, kinds, settings, pool, rewrite=args.rewrite,
+                                    judge=getattr(args, "judge", None),
+                                    rounding=getattr(args, "round", False))
         new_bytes = encode_like(fixed.text, data, path) if fixed.changed else data
         refereed = ""
         if fixed.changed and getattr(args, "chromium", None) is not None:
@@ -188,6 +196,9 @@ def run(args) -> int:
 
     first = args.paths[0]
     kinds = parse_kinds(args.only, first)
+    if getattr(args, "round", False) and not (args.rewrite and args.browser):
+        raise InputError(first, "--round needs --rewrite --browser: only Chromium can "
+                                "refuse a rounding the proof renderers accept")
     if "harmful" in kinds and not args.reference:
         raise InputError(first, "--only harmful needs --reference FILE: against its "
                                 "own picture nothing is harmful")
@@ -206,9 +217,10 @@ def run(args) -> int:
     settings = ScoreSettings(backbone=args.backbone, size=args.size, reference=args.reference,
                              limits=DEFAULT_LIMITS)
     pool = shared_pool(settings.limits)
-    args.chromium = None
+    args.chromium = args.judge = None
     if getattr(args, "browser", False):
         from svgloo.validation.chromium import BrowserError, Chromium, find_chromium
+        from svgloo.validation.chromium_judge import ChromiumJudge
 
         if find_chromium() is None:
             raise InputError(first, "--browser needs a Chromium (apt-get install chromium, "
@@ -217,9 +229,13 @@ def run(args) -> int:
             args.chromium = Chromium()
         except BrowserError as exc:
             raise InputError(first, f"--browser: Chromium did not start: {exc}") from None
+        # the same browser judges inside the rewrite stage (one Chromium for the run)
+        args.judge = ChromiumJudge(args.chromium)
     try:
         return _fix_all(args, files, empty_folders, kinds, settings, pool)
     finally:
+        if args.judge is not None:
+            args.judge.close()
         if args.chromium is not None:
             args.chromium.close()
 

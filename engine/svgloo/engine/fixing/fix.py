@@ -19,8 +19,13 @@ Three steps, each a text edit on the source (everything else stays byte for byte
    tidying changes nothing). When that fails, the last proven step is kept and said so.
 4. With ``rewrite``: the same picture spelled in fewer bytes (cleanup/rewrite.py: editor
    metadata, blanks, groups, unused ids and definitions, shorter numbers, colours, styles
-   and path data, shapes as paths; no rounding), each rewrite and the whole result proven
-   the same way.
+   and path data, shapes as paths), each rewrite and the whole result proven the same way.
+   With a ``judge`` (``fix --browser``: Chromium in both embeddings) every rewrite must
+   pass it too, and rects as paths and merged paths are offered (only the judge can veto
+   what they change in a browser); without one they stay off. ``rounding`` (``--round``)
+   only when asked for.
+5. With a ``judge``, the result as a whole is judged once more (the removals too): a
+   result it refuses falls back to the removals alone, then to the file as it was.
 
 A result longer than the original is never returned (``never_grow``).
 """
@@ -33,7 +38,7 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import Any
 
-from svgloo.engine.fixing.cleanup.rewrite import rewrite_text
+from svgloo.engine.fixing.cleanup.rewrite import Judge, rewrite_text
 from svgloo.engine.wording.describe import describe_unit
 from svgloo.engine.reading.document import Document, parse_document
 from svgloo.engine.errors import ConfigError
@@ -72,6 +77,7 @@ class FixResult:
     renders: int = 0
     rewritten: dict[str, int] = field(default_factory=dict)  # rewrite job -> edits kept
     rewrite_note: str = ""                          # why nothing was rewritten, if so
+    judged: int = 0                                 # texts the judge (Chromium) compared
 
     @property
     def changed(self) -> bool:
@@ -252,23 +258,51 @@ def tidy(text: str, name: str, referenced_before: set[str], limits: Limits
 # --- the whole fix ------------------------------------------------------------------------
 
 def fix_scored(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, ...], limits: Limits,
-               pool: RenderPool | None = None, rewrite: bool = False) -> FixResult:
+               pool: RenderPool | None = None, rewrite: bool = False,
+               judge: Judge | None = None, rounding: bool = False) -> FixResult:
     """Fix a document already scored (``score_document``'s ScoreRun: its units and
     ``svgloo.score/1`` result). ``harmful`` needs a reference: refused without one.
     ``rewrite``: then the rewrite stage (cleanup/rewrite.py) spells the result shorter,
     each rewrite proven against the original picture (against the proven removal when
-    specks or harmful units went, which may change it). Never longer than the original."""
+    specks or harmful units went, which may change it). ``judge``: a third judge of every
+    rewrite and of the whole result (module doc, steps 4 and 5). Never longer than the
+    original."""
     pool = pool or shared_pool(limits)
     fixed = _remove_and_tidy(us, result, kinds, limits, pool)
+    sizes, _note = proof_sizes(us, int(result["render_size"]), limits)
+    baseline = us.doc.text if set(kinds) <= set(STRICT_KINDS) else fixed.text
+    removed_only = fixed.text
     if rewrite:
-        sizes, _note = proof_sizes(us, int(result["render_size"]), limits)
-        baseline = us.doc.text if set(kinds) <= set(STRICT_KINDS) else fixed.text
-        done = rewrite_text(fixed.text, baseline, us.doc.name, sizes, limits, pool)
+        done = rewrite_text(fixed.text, baseline, us.doc.name, sizes, limits, pool,
+                            rounding=rounding, judge=judge)
         fixed.renders += done.renders
+        fixed.judged += done.judged
         fixed.rewrite_note = done.note
         if done.changed:
             fixed.text, fixed.rewritten = done.text, done.kept
+    if judge is not None and fixed.changed:
+        fixed = _judged(fixed, removed_only, baseline, sizes, judge)
     return never_grow(fixed)
+
+
+def _judged(fixed: FixResult, removed_only: str, baseline: str, sizes: tuple[int, ...],
+            judge: Judge) -> FixResult:
+    """``fixed`` when the judge accepts it against ``baseline`` (the rewrite stage judged
+    it already: then it is not drawn again by a caching judge), else the removals alone,
+    else the file as it was."""
+    for text in dict.fromkeys((fixed.text, removed_only)):
+        if text == fixed.original:
+            break
+        fixed.judged += 1
+        if judge(baseline, text, sizes):
+            if text != fixed.text:
+                fixed.text, fixed.rewritten = text, {}
+                fixed.fell_back = "the browser judge refused the rewritten result; kept " \
+                                  "the removals alone"
+            return fixed
+    return FixResult(fixed.name, fixed.original, fixed.original, renders=fixed.renders,
+                     judged=fixed.judged,
+                     fell_back="the browser judge refused the result; left it as it was")
 
 
 def never_grow(fixed: FixResult,
@@ -332,8 +366,8 @@ def _remove_and_tidy(us: UnitSet, result: Mapping[str, Any], kinds: tuple[str, .
 
 
 def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible",),
-             settings=None, pool: RenderPool | None = None, rewrite: bool = False
-             ) -> FixResult:
+             settings=None, pool: RenderPool | None = None, rewrite: bool = False,
+             judge: Judge | None = None, rounding: bool = False) -> FixResult:
     """Score a document (pixel backbone unless ``settings`` say otherwise) and fix it;
     with ``rewrite``, spell the result shorter too (``fix_scored``). Given the file's
     bytes, "never longer" is measured in the file's own encoding."""
@@ -345,7 +379,8 @@ def fix_text(text: str | bytes, name: str, kinds: tuple[str, ...] = ("invisible"
     doc = parse_document(text, name, settings.limits)
     # A fix removes only what the removal proof passed: always scored with it.
     run = score_document(doc, settings.with_(prove=True), pool=pool)
-    fixed = fix_scored(run.units, run.result, kinds, settings.limits, pool, rewrite)
+    fixed = fix_scored(run.units, run.result, kinds, settings.limits, pool, rewrite, judge,
+                       rounding)
     if isinstance(text, bytes):
         fixed = never_grow(fixed, lambda t: len(encode_like(t, text, name)))
     return fixed

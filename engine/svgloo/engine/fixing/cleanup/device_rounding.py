@@ -14,6 +14,12 @@ proven size (half the snapping grid, with a margin, so either rounding direction
 snap agrees): as written for a relative step (cairo adds it in fixed point) and, along the
 path, as the absolute position it leads to (resvg). Elements under a rotation, skew,
 nested viewport or ``<use>`` are not rounded. The proof still decides (rewrite.py).
+
+With ``bound_px`` (``fix --browser``, where Chromium judges each rounding too) a coarser
+rounding is offered first: the fewest decimals that move no point by more than
+``bound_px`` device px at any proven size (the largest is the document's own, at least
+1024 px), each absolute end point checked, so rounding never drifts along a path; the
+bin-keeping rounding of the same path is its fallback when the proof or Chromium refuses.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from svgloo.engine.fixing.cleanup.numbers import decimals_of, join, quantize, sh
 from svgloo.engine.fixing.cleanup.path_short import PathDataError, _last_number, _tokens
 
 BINS_PER_PX = 512
+BOUND_PX = 1 / 64          # the coarser rounding: how far a point may move, in device px
 MARGIN = 0.05             # of a bin: a value this close to a bin's edge is not moved
 _NOT_ROUNDED_INSIDE = frozenset({"svg", "symbol", "use", "pattern", "marker", "mask",
                                  "clipPath", "defs", "text", "switch"})
@@ -35,12 +42,15 @@ _NOT_ROUNDED_INSIDE = frozenset({"svg", "symbol", "use", "pattern", "marker", "m
 class Axis:
     """How one user-space axis maps to device px at each size: device = scale*v + shift."""
 
-    def __init__(self, maps: list[tuple[float, float]]):
+    def __init__(self, maps: list[tuple[float, float]], bound_px: float | None = None):
         self.maps = maps
+        self.bound_px = bound_px
 
     def _same_bin(self, old: float, new: float, shift: bool) -> bool:
         if old == new:
             return True     # not moved: wherever it lies in its bin
+        if self.bound_px is not None:   # the coarser rule: a geometric bound, not a bin
+            return all(abs(scale * (new - old)) <= self.bound_px for scale, _ in self.maps)
         for scale, offset in self.maps:
             a = (scale * old + (offset if shift else 0.0)) * BINS_PER_PX
             b = (scale * new + (offset if shift else 0.0)) * BINS_PER_PX
@@ -131,7 +141,8 @@ def _scale_and_shift(value: str) -> tuple[float, float, float, float] | None:
     return a, d, e, f
 
 
-def _element_axes(node, roots: list) -> tuple[Axis, Axis] | None:
+def _element_axes(node, roots: list, bound_px: float | None = None
+                  ) -> tuple[Axis, Axis] | None:
     """The element's x and y axes at each size, through the transforms of it and its
     ancestors (scales and translations only)."""
     a, d, e, f = 1.0, 1.0, 0.0, 0.0
@@ -154,8 +165,8 @@ def _element_axes(node, roots: list) -> tuple[Axis, Axis] | None:
             return None
         ma, md, me, mf = scaled
         a, d, e, f = a * ma, d * md, a * me + e, d * mf + f
-    xs = Axis([(sx * a, ox + sx * e) for (sx, ox), _ in roots])
-    ys = Axis([(sy * d, oy + sy * f) for _, (sy, oy) in roots])
+    xs = Axis([(sx * a, ox + sx * e) for (sx, ox), _ in roots], bound_px)
+    ys = Axis([(sy * d, oy + sy * f) for _, (sy, oy) in roots], bound_px)
     return xs, ys
 
 
@@ -206,7 +217,25 @@ def _path(d: str, xs: Axis, ys: Axis) -> str:
     return "".join(parts)
 
 
-def edits(ctx: Context, sizes: tuple[int, ...]) -> list[Edit]:
+def edits(ctx: Context, sizes: tuple[int, ...], bound_px: float | None = None
+          ) -> list[Edit]:
+    """Path data rounded so every point keeps its device bin; with ``bound_px``, rounded
+    coarser first (no point moved by more than that), the bin-keeping one as fallback."""
+    fine = _edits(ctx, sizes, None)
+    if bound_px is None:
+        return fine
+    by_node = {e.node: e for e in fine}
+    out = []
+    for e in _edits(ctx, sizes, bound_px):
+        fallback = by_node.pop(e.node, None)
+        if fallback is not None and fallback.saves >= e.saves:
+            out.append(fallback)
+        else:
+            out.append(Edit(e.job, e.node, e.action, e.change, e.saves, fallback))
+    return out + list(by_node.values())
+
+
+def _edits(ctx: Context, sizes: tuple[int, ...], bound_px: float | None) -> list[Edit]:
     roots = [_root_axes(ctx.root, size) for size in sizes]
     if any(r is None for r in roots):
         return []
@@ -218,7 +247,7 @@ def edits(ctx: Context, sizes: tuple[int, ...]) -> list[Edit]:
         if max((decimals_of(t) for t in d.replace(",", " ").split()), default=0) == 0 \
                 and "." not in d:
             continue
-        axes = _element_axes(node, roots)
+        axes = _element_axes(node, roots, bound_px)
         if axes is None:
             continue
         try:

@@ -13,6 +13,9 @@ job, then halved, and each part is tried on top of what was kept (a rewrite that
 left out, not forced). Shapes become paths on top of that (shapes.py); then, only when
 asked for (``rounding``), path data is rounded, each number to the fewest decimals that
 keep it where the renderers snap it (device_rounding.py), split and halved the same way.
+With a ``judge`` (``fix --browser``: Chromium) each text must pass it too, after the proof;
+then rects as paths and merged sibling paths are offered, and rounding (coarser first)
+when asked for.
 Checks
 are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
@@ -37,6 +40,12 @@ from svgloo.engine.processes.workers import RenderPool
 
 MAX_CHECKS = 16            # proofs of the exact edits
 ROUNDING_CHECKS = 12       # proofs of roundings
+
+# A third judge of a rewritten text, called only once the proof passed it: (the baseline
+# text, the candidate text, the proven sizes) -> True when the candidate keeps the picture.
+# ``fix --browser`` passes Chromium (svgloo.validation.chromium_judge); the engine knows it
+# only as this callable (it may not import the validation layer).
+Judge = Callable[[str, str, tuple[int, ...]], bool]
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*\?>")
 _ENCODING = re.compile(r"""encoding\s*=\s*["']([^"']+)["']""")
 _DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>", re.I)
@@ -53,6 +62,7 @@ class RewriteResult:
     untried: int = 0                                 # edits the check cap left untried
     checks: int = 0
     renders: int = 0
+    judged: int = 0                                  # texts the judge (Chromium) drew
     note: str = ""                                   # why nothing was rewritten, if so
 
     original: str = ""
@@ -87,14 +97,15 @@ class Stage:
 
     def __init__(self, text: str, baseline: str, name: str, sizes: tuple[int, ...],
                  limits: Limits, pool: RenderPool,
-                 should_stop: Callable[[], bool] | None = None):
+                 should_stop: Callable[[], bool] | None = None, judge: Judge | None = None):
         doc = parse_document(text, name, limits)
         self.root = doc.root
         self.prolog = _prolog(text, doc.elements[0].start)
         self.epilogue = _epilogue(text, doc.elements[0].end)
         self.baseline, self.name, self.sizes = baseline, name, sizes
         self.limits, self.pool, self.should_stop = limits, pool, should_stop
-        self.checks = self.renders = 0
+        self.judge = judge
+        self.checks = self.renders = self.judged = 0
         self._outcomes: dict[str, bool] = {}
 
     def text(self, edits: list[Edit]) -> str:
@@ -104,14 +115,26 @@ class Stage:
             self.epilogue
 
     def keeps_picture(self, text: str) -> bool:
-        """The proof of a rewritten text (proof.text_changes), once per distinct text."""
+        """The proof of a rewritten text (proof.text_changes), then the judge when there is
+        one (only on what the proof passed: the proof is never loosened); once per text."""
         if text not in self._outcomes:
             found, renders = text_changes(self.baseline, text, self.sizes, self.limits,
                                           self.pool, self.name, self.should_stop)
             self.checks += 1
             self.renders += renders
-            self._outcomes[text] = not found
+            kept = not found
+            if kept and self.judge is not None and text != self.baseline:
+                self.judged += 1
+                kept = self.judge(self.baseline, text, self.sizes)
+            self._outcomes[text] = kept
         return self._outcomes[text]
+
+    def spent_from(self, other: "Stage") -> "Stage":
+        """Carry the counts and verdicts of ``other`` on (stages follow each other on one
+        text, against one baseline: a text judged once is not drawn again)."""
+        self.checks, self.renders, self.judged = other.checks, other.renders, other.judged
+        self._outcomes = other._outcomes
+        return self
 
 
 def _split(group: list[Edit]) -> list[list[Edit]]:
@@ -150,16 +173,23 @@ def keep_proven(stage: Stage, kept: list[Edit], candidates: list[Edit], budget: 
 
 def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], limits: Limits,
                  pool: RenderPool, should_stop: Callable[[], bool] | None = None,
-                 rounding: bool = False) -> RewriteResult:
+                 rounding: bool = False, judge: Judge | None = None) -> RewriteResult:
     """``text`` rewritten in fewer characters, every kept rewrite proven against
-    ``baseline`` (the original picture), the whole result included. ``rounding``: also
-    round path data (device_rounding.py). Off unless asked for: Chromium drawing an SVG
-    as a document (an ``<object>``, inline) snaps as finely as the proof renderers do, so
-    a rounding both of them accept can still move its pixels (logos/lateral-icon.svg:
-    six paths rounded within their 1/512 px bins moved Chromium's <object> picture by
-    30/255, its <img> by 1/255)."""
+    ``baseline`` (the original picture), the whole result included.
+
+    ``judge`` (``fix --browser``: Chromium in both embeddings) must also accept every text
+    kept. With a judge, the rewrites that only it can veto are offered too: rects as paths
+    and sibling paths merged. Without one they stay off (a rect as a path or merged strokes
+    move Chromium's picture where the proof renderers show nothing: shapes.py).
+
+    ``rounding``: also round path data, off unless asked for. A rounding CairoSVG and
+    resvg both accept can still move Chromium drawing the SVG as a document
+    (logos/lateral-icon.svg: six paths rounded within their 1/512 px bins moved its
+    <object> picture by 30/255, its <img> by 1/255); one Chromium accepts at the judged
+    sizes can still move it at another (a logo: 25/255 at 100 px, 0 at 384; docs/fix.md).
+    With a judge a coarser rounding (a bound in device px) is tried first."""
     try:
-        stage = Stage(text, baseline, name, sizes, limits, pool, should_stop)
+        stage = Stage(text, baseline, name, sizes, limits, pool, should_stop, judge)
     except SvglooError as exc:
         return RewriteResult(text, note=f"not rewritten: {exc.message}", original=text)
     if "<!ENTITY" in text or re.search(r"<!DOCTYPE[^>]*\[", text):
@@ -168,61 +198,55 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     result = RewriteResult(text, original=text)
     ctx = Context.of(stage.root)
     exact = editor.edits(ctx) + structure.edits(ctx) + attributes.edits(ctx)
-    # Shapes to paths change how an outline is written, not what it is: proven on top of
-    # the exact edits, so a refusal costs those nothing.
     kept, refused, untried = keep_proven(stage, [], exact, MAX_CHECKS)
-    exact_text = stage.text(kept)
+    exact_text, exact_kept = stage.text(kept), list(kept)
     if not kept and not stage.keeps_picture(stage.text([])):
         result.checks, result.renders = stage.checks, stage.renders
+        result.judged = stage.judged
         result.note = "not rewritten: the file written out again changes a picture"
         return result
-    try:
-        reshaping = Stage(exact_text, baseline, name, sizes, limits, pool, should_stop)
-    except SvglooError:
-        reshaping = None
-    for job in (shapes.shape_edits,):
-        if reshaping is None:
-            break
-        reshaping.checks, reshaping.renders = stage.checks, stage.renders
-        reshaped, refused_shapes, untried_shapes = keep_proven(
-            reshaping, [], job(Context.of(reshaping.root)), MAX_CHECKS // 2)
-        refused += refused_shapes
-        untried += untried_shapes
-        stage.checks, stage.renders = reshaping.checks, reshaping.renders
-        if reshaped:
-            exact_text = reshaping.text(reshaped)
-            kept = kept + reshaped
-            try:
-                reshaping = Stage(exact_text, baseline, name, sizes, limits, pool,
-                                  should_stop)
-            except SvglooError:
-                reshaping = None
-    # Rounding, on the text the exact edits made.
-    final_kept = list(kept)
-    rounding_refused: list[Edit] = []
-    try:
-        rounder = Stage(exact_text, baseline, name, sizes, limits, pool, should_stop) \
-            if rounding else None
-    except SvglooError:
-        rounder = None
-    if rounder is not None:
-        rounder.checks, rounder.renders = stage.checks, stage.renders
-        tried = device_rounding.edits(Context.of(rounder.root), sizes)
-        round_kept, rounding_refused, untried_here = keep_proven(
-            rounder, [], tried, ROUNDING_CHECKS)
+
+    def on(text_now: str) -> Stage | None:
+        try:
+            return Stage(text_now, baseline, name, sizes, limits, pool, should_stop,
+                         judge).spent_from(stage)
+        except SvglooError:
+            return None
+
+    # Then, each on top of what was kept, one job at a time: shapes as paths (an outline
+    # written another way: a refusal costs the exact edits nothing), with a judge sibling
+    # paths merged, and rounding. A stage's edits are proposed on the text before it.
+    later: list[tuple[str, Callable[[Context], list[Edit]], int]] = [
+        ("shapes", lambda c: shapes.shape_edits(c, rects=judge is not None), MAX_CHECKS // 2)]
+    if judge is not None:
+        later.append(("merged", shapes.merge_edits, MAX_CHECKS // 2))
+    if rounding:
+        later.append(("precision", lambda c: device_rounding.edits(
+            c, sizes, bound_px=device_rounding.BOUND_PX if judge is not None else None),
+            ROUNDING_CHECKS))
+    kept_text = exact_text
+    rounded_nodes: set[int] = set()
+    for job_name, job, budget in later:
+        here = on(kept_text)
+        if here is None:
+            continue
+        done, refused_here, untried_here = keep_proven(here, [], job(Context.of(here.root)),
+                                                        budget)
+        stage = here
         untried += untried_here
-        if round_kept:
-            stage, final_kept = rounder, round_kept
-            kept_text = rounder.text(round_kept)
+        if job_name == "precision":
+            rounded_nodes = {e.node for e in done}
+            refused += [e for e in refused_here if e.node not in rounded_nodes]
         else:
-            kept_text = exact_text
-        stage.checks, stage.renders = rounder.checks, rounder.renders
-    else:
-        kept_text = exact_text
+            refused += refused_here
+        if done:
+            kept_text = here.text(done)
+            kept = kept + done
     # The whole result once more (a text already proven is not rendered again).
     if kept_text != text and not stage.keeps_picture(kept_text):
-        kept_text, final_kept = exact_text, kept
-    result.checks, result.renders = stage.checks, stage.renders
+        kept_text, kept, rounded_nodes = exact_text, exact_kept, set()
+        result.note = "the later rewrites failed the whole proof; kept the exact ones"
+    result.checks, result.renders, result.judged = stage.checks, stage.renders, stage.judged
     if len(kept_text.encode("utf-8")) >= len(text.encode("utf-8")):
         result.note = "not rewritten: the proven rewrites saved nothing"
         return result
@@ -231,16 +255,16 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
     # around the root, attributes in double quotes
     result.kept["markup"] = 1
     for e in kept:
-        result.kept[e.job] = result.kept.get(e.job, 0) + 1
-    rounded_nodes = {e.node for e in final_kept if e.job.startswith("precision")}
-    if rounded_nodes:
-        result.kept["precision"] = len(rounded_nodes)
-    for e in refused + rounding_refused:
         job_name = "precision" if e.job.startswith("precision") else e.job
-        if job_name != "precision" or e.node not in rounded_nodes:
-            result.refused[job_name] = result.refused.get(job_name, 0) + 1
+        if job_name != "precision":
+            result.kept[job_name] = result.kept.get(job_name, 0) + 1
+    if rounded_nodes and kept:
+        result.kept["precision"] = len(rounded_nodes)
+    for e in refused:
+        job_name = "precision" if e.job.startswith("precision") else e.job
+        result.refused[job_name] = result.refused.get(job_name, 0) + 1
     result.untried = len(untried)
     return result
 
 
-__all__ = ["MAX_CHECKS", "RewriteResult", "keep_proven", "rewrite_text"]
+__all__ = ["MAX_CHECKS", "Judge", "RewriteResult", "keep_proven", "rewrite_text"]
