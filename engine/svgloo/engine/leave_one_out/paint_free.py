@@ -16,23 +16,25 @@ a filter keeps its colours: there a colour can become alpha (luminance masks,
 
 from __future__ import annotations
 
+import functools
 import re
 
 _OPAQUE = r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})(?![0-9a-fA-F])" \
           r"|rgb\(\s*[0-9.]+%?\s*,\s*[0-9.]+%?\s*,\s*[0-9.]+%?\s*\)"
 _PAINTS = r"fill|stroke|stop-color|color|flood-color|lighting-color"
-# fill="#abc", stroke='rgb(1,2,3)' (attributes) and fill:#abc (style declarations).
-_ATTRIBUTE = re.compile(r"(?<![\w-])(" + _PAINTS + r")(\s*=\s*[\"']\s*)(" + _OPAQUE + r")(\s*[\"'])")
-_DECLARATION = re.compile(r"(?<![\w-])(" + _PAINTS + r")(\s*:\s*)(" + _OPAQUE + r")(\s*(?:!important\s*)?[;\"'}])")
+# fill="#abc", stroke='rgb(1,2,3)' (attributes) and fill:#abc (style declarations), in one
+# pass: the texts are whole documents, and an edit keys a few of them.
+_PAINT = re.compile(r"(?<![\w-])(?:" + _PAINTS + r")(?:\s*=\s*[\"']\s*|\s*:\s*)"
+                    r"(" + _OPAQUE + r")(?=\s*(?:!important\s*)?[;\"'}])")
 _COLOUR_TO_ALPHA = re.compile(r"mask|filter", re.IGNORECASE)
 CANONICAL = "#000"
 
 
+@functools.lru_cache(maxsize=32)  # a path's text is keyed twice (extents, drawn alone)
 def paint_free(text: str) -> str:
     """``text`` with every opaque fill, stroke and stop colour spelled ``#000``: equal for
     two texts that differ only in opaque colours, so their coverage is equal (see the
     module); ``text`` itself when a colour could turn into alpha there."""
     if _COLOUR_TO_ALPHA.search(text):
         return text
-    text = _ATTRIBUTE.sub(lambda m: m.group(1) + m.group(2) + CANONICAL + m.group(4), text)
-    return _DECLARATION.sub(lambda m: m.group(1) + m.group(2) + CANONICAL + m.group(4), text)
+    return _PAINT.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + CANONICAL, text)
