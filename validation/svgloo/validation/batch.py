@@ -30,7 +30,11 @@ SUMMARY = "summary.csv"
 CSV_FIELDS = ["file", "units", "helpful", "harmful", "neutral", "invisible", "purity",
               "coverage", "compactness", "locality", "seconds", "status", "error"]
 
-_pool = None  # one RenderPool(workers=1) per batch worker process
+_pool = None  # one RenderPool per batch worker process
+# Render workers of each batch worker. Two, not one: a file that renders whole documents
+# (a masked one, naive) kept one core busy for minutes after the other batch workers had
+# finished, with its renders queued on one worker; an idle render worker costs nothing.
+RENDER_WORKERS = 2
 
 
 def file_sha256(path: str) -> str:
@@ -61,7 +65,7 @@ def _get_pool(limits):
         # from that - the first file of each batch worker waited 1.2-2 s for it.
         worker_start.allow_direct_fork()
         worker_start.load_renderer_here()
-        _pool = RenderPool(workers=1, limits=limits)
+        _pool = RenderPool(workers=RENDER_WORKERS, limits=limits)
         _pool.start()
         # The batch worker must stop its render worker before it exits: a multiprocessing
         # child joins its own children on the way out, after running these finalizers.
