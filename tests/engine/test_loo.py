@@ -132,3 +132,25 @@ def test_footprint_marks_the_removed_shape_and_invisible_units_have_none(render_
     assert fp0.max() == pytest.approx(1.0)
     assert loo.patches[1].footprint_pixels(loo.full) == 0   # drawn over the same black
     assert loo.patches[2].footprint_pixels(loo.full) == 0   # no fill, no stroke
+
+
+def test_footprints_equal_a_per_pixel_computation_on_corpus_files(corpus_dir, render_pool):
+    """Patch footprints (max-channel |full - without|, its pixel count over the threshold
+    and its largest value) against a plain int64 computation on the leave-one-out images:
+    the uint8 max/min arithmetic Patch uses must give the same integers (two icons and a
+    logo with translucent and antialiased edges, where every value 0-255 occurs)."""
+    from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
+
+    for name in ("feather/alert-octagon.svg", "twemoji/1f307.svg", "logos/hadoop.svg"):
+        path = corpus_dir / name
+        loo = loo_fast(extract_units(load_document(path)), pool=render_pool)
+        checked = 0
+        for k, patch in enumerate(loo.patches):
+            change = np.abs(loo.full.astype(np.int64)
+                            - loo.image_without(k).astype(np.int64)).max(axis=2)
+            assert patch.footprint_pixels(loo.full) == int((change > CHANGED_THRESHOLD).sum())
+            assert patch.largest_change(loo.full) == int(change.max())
+            assert np.array_equal(patch.footprint(loo.full),
+                                  (change / 255.0).astype(np.float32))
+            checked += patch.box is not None
+        assert checked > 0, path

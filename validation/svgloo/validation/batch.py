@@ -23,14 +23,18 @@ from pathlib import Path
 
 from svgloo.engine.reading.files import atomic_write_text
 
-from .executors import LocalExecutor
+from .executors import BATCH_PRELOAD, LocalExecutor
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.csv"
 CSV_FIELDS = ["file", "units", "helpful", "harmful", "neutral", "invisible", "purity",
               "coverage", "compactness", "locality", "seconds", "status", "error"]
 
-_pool = None  # one RenderPool(workers=1) per batch worker process
+_pool = None  # one RenderPool per batch worker process
+# Render workers of each batch worker. Two, not one: a file that renders whole documents
+# (a masked one, naive) kept one core busy for minutes after the other batch workers had
+# finished, with its renders queued on one worker; an idle render worker costs nothing.
+RENDER_WORKERS = 2
 
 
 def file_sha256(path: str) -> str:
@@ -52,9 +56,17 @@ def settings_key(settings, do_score: bool, do_structure: bool) -> str:
 def _get_pool(limits):
     global _pool
     if _pool is None:
+        from svgloo.engine.processes import worker_start
         from svgloo.engine.processes.workers import RenderPool
 
-        _pool = RenderPool(workers=1, limits=limits)
+        # A batch worker is single-threaded until its first file starts rendering: it
+        # forks its render worker itself, with the renderer loaded here, instead of
+        # starting a fork server (a fresh interpreter importing the renderer) and forking
+        # from that - the first file of each batch worker waited 1.2-2 s for it.
+        worker_start.allow_direct_fork()
+        worker_start.load_renderer_here()
+        _pool = RenderPool(workers=RENDER_WORKERS, limits=limits)
+        _pool.start()
         # The batch worker must stop its render worker before it exits: a multiprocessing
         # child joins its own children on the way out, after running these finalizers.
         from multiprocessing import util
@@ -219,7 +231,7 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             counts["images"] += ((row.get("score") or {}).get("summary") or {}).get("units", 0)
             bar.update(1)
 
-        executor = executor or LocalExecutor(workers)
+        executor = executor or LocalExecutor(workers, BATCH_PRELOAD)
         jobs = [(f, (f, settings, do_score, do_structure, key)) for f in todo]
         for f, row, error in executor.run(process_file, jobs):
             if error is not None:  # the worker process itself died

@@ -11,7 +11,9 @@ back to back, in turn:
 - the baseline: in this process, on one core, a CairoSVG render at 384 px of the file
   without one unit (the engine's own ``render_rgba`` of the text the naive method renders),
   for up to ``--sample`` units of each file spread over its units; the file's cost is its
-  units times the mean render time. Baseline images/s = units / the summed cost.
+  units times the mean render time. Baseline images/s = units / the summed cost, over
+  the files ``svgloo batch`` scored (a file it could not score is named and left out of
+  both sides).
 - ``svgloo batch`` as a whole process (start-up included), pixel backbone, scoring only
   (``--no-proof``; ``--proof`` to time the proof too), ``--workers W`` (default: the
   cores), into a fresh output folder. Its images/s = the units of the files it scored / its
@@ -76,10 +78,19 @@ def baseline_file(path: Path, sample: int, size: int = DEFAULT_RENDER_SIZE) -> d
 
 def baseline(files: list[Path], sample: int) -> dict:
     rows = [baseline_file(p, sample) for p in files]
-    images = sum(r["units"] for r in rows if "seconds" in r)
-    seconds = sum(r.get("seconds", 0.0) for r in rows)
+    return dict(baseline_of(rows), rows=rows)
+
+
+def baseline_of(rows: list[dict], scored: set[int] | None = None) -> dict:
+    """The baseline's images, seconds and images/s over ``rows`` (baseline_file's), or
+    over those of the files ``scored`` (indices): the files the batch scored, so that both
+    sides of the ratio count the same images (a file the batch gave up on - its document
+    time budget ran out on a loaded machine - would else count on one side only)."""
+    kept = [r for i, r in enumerate(rows) if "seconds" in r and (scored is None or i in scored)]
+    images = sum(r["units"] for r in kept)
+    seconds = sum(r["seconds"] for r in kept)
     return {"images": images, "seconds": seconds,
-            "images_per_s": images / seconds if seconds else 0.0, "rows": rows}
+            "images_per_s": images / seconds if seconds else 0.0}
 
 
 def batch_run(folder: Path, workers: int, proof: bool) -> dict:
@@ -97,7 +108,12 @@ def batch_run(folder: Path, workers: int, proof: bool) -> dict:
                 .splitlines() if line.strip()]
     ok = [r for r in rows if r.get("status") == "ok" and r.get("score")]
     images = sum(r["score"]["summary"]["units"] for r in ok)
+    # linked_folder names each file by its index in the list: which files were scored
+    scored = sorted(int(Path(r["file"]).name[:5]) for r in ok)
+    failed = [f"{Path(r['file']).name[6:]}: {(r.get('error') or {}).get('message')}"
+              for r in rows if r not in ok]
     return {"files": len(rows), "ok": len(ok), "images": images, "wall_s": wall,
+            "scored": scored, "failed": failed,
             "images_per_s": images / wall if wall else 0.0,
             "proof_s": sum(r["score"]["timings"].get("proof_s", 0.0) for r in ok),
             "stdout": done.stdout.strip().splitlines()[-2:]}
@@ -135,9 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(args.runs):
             base = baseline(files, args.sample)
             batch = batch_run(folder, args.workers, args.proof)
+            for line in batch["failed"]:
+                print(f"  not scored by svgloo batch (left out of both sides): {line}")
+            base = baseline_of(base["rows"], set(batch["scored"]))
             ratio = batch["images_per_s"] / base["images_per_s"]
-            runs.append({"baseline": {k: v for k, v in base.items() if k != "rows"},
-                         "batch": batch, "ratio": ratio, "load": machine_load()})
+            runs.append({"baseline": base, "batch": batch, "ratio": ratio,
+                         "load": machine_load()})
             print(f"run {run + 1}: baseline {base['images_per_s']:.1f} images/s (1 core, "
                   f"{base['images']} images); svgloo batch "
                   f"{'--proof' if args.proof else '--no-proof'} --workers {args.workers}: "

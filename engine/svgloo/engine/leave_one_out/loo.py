@@ -71,8 +71,14 @@ class Patch:
         """Per-pixel max-channel |full - without| inside the box, as integers 0-255."""
         assert self.box is not None and self.pixels is not None  # a patch that differs
         y0, y1, x0, x1 = self.box
-        diff = np.abs(full[y0:y1, x0:x1].astype(np.int16) - self.pixels.astype(np.int16))
-        return diff.max(axis=2)
+        # |a - b| in uint8 as max - min, and the channels' maximum as two elementwise
+        # maxima: the same integers as int16 arithmetic and .max(axis=2), whose reduction
+        # over a last axis of 3 took 7 ms of every 300 x 300 patch (18x slower; batch
+        # footprints were 8% of a small icon's scoring).
+        a, b = full[y0:y1, x0:x1], self.pixels
+        diff = np.maximum(a, b)
+        diff -= np.minimum(a, b)
+        return np.maximum(np.maximum(diff[..., 0], diff[..., 1]), diff[..., 2])
 
     def footprint(self, full: np.ndarray) -> np.ndarray:
         """Per-pixel max-channel |full - without| / 255 as float32 (H, W)."""
