@@ -42,7 +42,7 @@ def test_rewrites_keep_chromiums_picture(name, chromium, tmp_path, render_pool):
         text = (CORPUS / name).read_text()
     done = rewrite_text(text, text, f"{name}.svg", SIZES, DEFAULT_LIMITS, render_pool)
     assert done.changed and len(done.text) < len(text)
-    moved = chromium_moves(chromium, text.encode(), done.text.encode(), SIZE, tmp_path)
+    moved = chromium_moves(chromium, text.encode(), done.text.encode(), SIZE)
     assert max(moved.values()) <= BROWSER_TOLERANCE, (moved, done.kept, done.text)
 
 
@@ -67,8 +67,8 @@ def _corpus_text(name: str) -> str:
 
 def _worst(chromium, before: str, after: str, tmp_path) -> int:
     """Chromium's largest change, both embeddings, at the analysis size and 1024 px."""
-    return max(max(chromium_moves(chromium, before.encode(), after.encode(), size,
-                                  tmp_path).values()) for size in SIZES)
+    return max(max(chromium_moves(chromium, before.encode(), after.encode(), size).values())
+               for size in SIZES)
 
 
 def test_a_rounding_the_proof_accepts_but_chromium_refuses_is_left_out(chromium, tmp_path,

@@ -179,12 +179,9 @@ def fix_one(path: str, args, kinds, settings, pool) -> str:
 
 def browser_change(chromium, before: bytes, after: bytes, size: int) -> dict[str, int]:
     """Chromium's largest change /255 from ``before`` to ``after``, per embedding."""
-    import tempfile
-
     from svgloo.validation.chromium import embedded_change
 
-    with tempfile.TemporaryDirectory(prefix="svgloo-fix-") as folder:
-        return embedded_change(chromium, before, after, size, folder)
+    return embedded_change(chromium, before, after, size)
 
 
 def run(args) -> int:

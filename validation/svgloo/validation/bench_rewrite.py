@@ -61,11 +61,10 @@ def open_chromium():
     return Chromium() if find_chromium() else None
 
 
-def chromium_moves(chromium, before: bytes, after: bytes, size: int, tmp: Path
-                   ) -> dict[str, int]:
+def chromium_moves(chromium, before: bytes, after: bytes, size: int) -> dict[str, int]:
     from svgloo.validation.chromium import embedded_change
 
-    return embedded_change(chromium, before, after, size, tmp)
+    return embedded_change(chromium, before, after, size)
 
 
 def measure(path: Path, svgo: str | None, measurer, sizes: tuple[int, ...], settings,

@@ -62,7 +62,12 @@ _FLAGS = [
     "--no-first-run", "--no-default-browser-check", "--disable-extensions",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-default-apps", "--disable-dev-shm-usage", "--mute-audio",
-    "--allow-file-access-from-files", "about:blank",
+    "--allow-file-access-from-files",
+    # A sandboxed frame (render_sandboxed) stays in the page's process: as an out-of-process
+    # frame it was painted after the page's own frames, and a 1024 px screenshot caught it
+    # before (blank: 255/255 off in one of three).
+    "--disable-features=IsolateSandboxedIframes",
+    "about:blank",
 ]
 
 
@@ -174,6 +179,8 @@ class Chromium:
         self._answers: dict[int, dict] = {}
         self._answered = threading.Condition()
         self._next_id = 0
+        self._failed = 0
+        self.blocked: list[str] = []  # requests render_sandboxed failed (their URLs)
         self._dead: str | None = None
         self._reader: threading.Thread | None = threading.Thread(
             target=self._read, name="chromium-cdp", daemon=True)
@@ -207,7 +214,11 @@ class Chromium:
             *messages, buf = buf.split(b"\0")
             for raw in messages:
                 msg = json.loads(raw)
-                if "id" in msg:
+                if msg.get("method") == "Fetch.requestPaused":
+                    self._fail_request(msg)
+                elif "id" in msg and msg["id"] >= _UNANSWERED_IDS:
+                    pass  # the answer to a failRequest: nobody waits for it
+                elif "id" in msg:
                     with self._answered:
                         self._answers[msg["id"]] = msg
                         self._answered.notify_all()
@@ -240,6 +251,25 @@ class Chromium:
         if "error" in answer:
             raise BrowserError(f"{method}: {answer['error'].get('message')}")
         return answer.get("result", {})
+
+    def _fail_request(self, paused: dict) -> None:
+        """Fail a request the page made while ``render_sandboxed`` intercepts them all
+        (from the reader thread: nothing waits for the answer)."""
+        self._failed += 1
+        url = paused.get("params", {}).get("request", {}).get("url", "")
+        self.blocked.append(url[:120])
+        msg = {"id": _UNANSWERED_IDS + self._failed, "method": "Fetch.failRequest",
+               "params": {"requestId": paused.get("params", {}).get("requestId"),
+                          "errorReason": "BlockedByClient"}}
+        if paused.get("sessionId"):
+            msg["sessionId"] = paused["sessionId"]
+        data = json.dumps(msg).encode() + b"\0"
+        with self._lock:
+            try:
+                while data:
+                    data = data[os.write(self._to_chrome, data):]
+            except OSError:
+                pass  # Chromium is gone: the waiting command says so
 
     def _log_tail(self) -> str:
         log = self._log
@@ -295,6 +325,24 @@ class Chromium:
                 raise BrowserError(f"Chromium could not load SVG number {k} of the batch")
             out.append(self._screenshot(size, size))
         return out
+
+    def render_sandboxed(self, svg: bytes, size: int) -> np.ndarray:
+        """``svg`` drawn as a document - the way an ``<object>`` or inline SVG draws it,
+        masks and filters live - and as untrusted content: in a sandboxed ``<iframe>``
+        (no scripts) of a ``data:`` URL (an opaque origin: nothing beside any file can be
+        named), every request the page makes meanwhile failed through the Fetch domain.
+        ``size`` x ``size`` px on a transparent page: straight RGBA. For files svgloo did
+        not write (``fix --browser``, the rewrite benchmark); ``render_document`` opens a
+        trusted file as the page itself."""
+        self._viewport(size, size)
+        url = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+        self.send("Fetch.enable", patterns=[{"urlPattern": "*"}])
+        try:
+            if not self.evaluate(_FRAME_SCRIPT % (json.dumps(url), size)):
+                raise BrowserError("Chromium could not load the SVG as a document")
+            return self._screenshot(size, size)
+        finally:
+            self.send("Fetch.disable")
 
     def render_document(self, path: str | os.PathLike, width: int, height: int) -> np.ndarray:
         """The file opened as the top-level document (external ``href``s beside it load),
@@ -391,6 +439,29 @@ _IMAGE_SCRIPT = r"""
 })()
 """
 
+# The SVG as a document, as an <object> draws it (its own width and height give way to the
+# object's box, masks live), inside a sandboxed frame: no allow-scripts, and the sandbox
+# holds for the object nested in it, so the SVG's scripts and handlers never run. The
+# frame's load event waits for the object's document and what it loads.
+_FRAME_SCRIPT = r"""
+(async () => {
+  const url = %s, size = %d;
+  document.documentElement.style.cssText = 'margin:0;padding:0;background:transparent';
+  document.body.style.cssText = 'margin:0;padding:0;background:transparent;overflow:hidden';
+  const frame = document.createElement('iframe');
+  frame.setAttribute('sandbox', '');
+  frame.style.cssText = `display:block;width:${size}px;height:${size}px;margin:0;border:0`;
+  frame.srcdoc = '<!doctype html><style>html,body{margin:0;background:transparent;' +
+    'overflow:hidden}object{display:block}</style><object type="image/svg+xml" ' +
+    `data="${url}" width="${size}" height="${size}"></object>`;
+  const loaded = new Promise(r => frame.addEventListener('load', () => r(true), {once: true}));
+  document.body.replaceChildren(frame);
+  const ok = await Promise.race([loaded, new Promise(r => setTimeout(() => r(false), 20000))]);
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return ok;
+})()
+"""
+
 _SETTLED_SCRIPT = r"""
 (async () => {
   if (document.readyState !== 'complete')
@@ -399,6 +470,9 @@ _SETTLED_SCRIPT = r"""
   return true;
 })()
 """
+
+
+_UNANSWERED_IDS = 1 << 30  # ids of commands sent from the reader thread (failRequest; int32)
 
 
 # --- pixels --------------------------------------------------------------------------------
@@ -444,19 +518,12 @@ def pixels_over(a: np.ndarray, b: np.ndarray, tolerance: int) -> int:
     return int((worst > tolerance).sum())
 
 
-def embedded_change(chromium: "Chromium", before: bytes, after: bytes, size: int,
-                    folder: str | os.PathLike) -> dict[str, int]:
+def embedded_change(chromium: "Chromium", before: bytes, after: bytes, size: int
+                    ) -> dict[str, int]:
     """The largest change /255 (``largest_difference``) of Chromium's picture from
-    ``before`` to ``after``, drawn as an ``<img>`` and in an ``<object>`` (the embedding
-    that keeps masks and filters live, as inline SVG does), ``size`` px square. The
-    object pages and their SVGs are written in ``folder``."""
+    ``before`` to ``after``, drawn as an ``<img>`` and as a document (the way an
+    ``<object>`` or inline SVG draws it, masks and filters live; sandboxed:
+    ``render_sandboxed``), ``size`` px square."""
     img = chromium.render([before, after], size)
-    pictures = []
-    for k, data in enumerate((before, after)):
-        Path(folder, f"{k}.svg").write_bytes(data)
-        page = Path(folder, f"{k}.html")
-        page.write_text(f'<!doctype html><style>html,body{{margin:0;background:transparent}}'
-                        f'object{{display:block}}</style><object data="{k}.svg" '
-                        f'type="image/svg+xml" width="{size}" height="{size}"></object>')
-        pictures.append(chromium.render_document(page, size, size))
+    pictures = [chromium.render_sandboxed(data, size) for data in (before, after)]
     return {"img": largest_difference(*img)[0], "object": largest_difference(*pictures)[0]}

@@ -3,13 +3,14 @@
 The engine's rewrite stage (engine fixing/cleanup/rewrite.py) proves each candidate text
 with CairoSVG and resvg at 2/255; with ``--browser`` it also asks this judge, which draws
 the baseline and the candidate in the one warm Chromium of the run (chromium.py), as an
-``<img>`` and in an ``<object>`` (the embedding that keeps masks live, as inline SVG
-does), at each of the proof's own sizes (the analysis size and the document's own, at
-least 1024 px), and accepts when no channel of any pixel, in any view
-(``chromium.largest_difference``: premultiplied, over white, over dark), moves by more
-than ``tolerance`` (4/255, the browser tolerance of the proof module). The baseline's
-pictures are drawn once per size and kept; the smallest size and the ``<img>`` come first,
-so a refusal usually costs one screenshot.
+``<img>`` and as a document (the way an ``<object>`` or inline SVG draws it, masks live;
+in a sandboxed frame, since the file is untrusted: ``Chromium.render_sandboxed``), at
+each of the proof's own sizes (the analysis size and the document's own, at least 1024
+px). It accepts when no channel of any pixel, in any view (``largest_difference``:
+premultiplied, over white, over dark), moves by more than ``tolerance`` (4/255, the
+browser tolerance of the proof module). The baseline's pictures are drawn once per size
+and kept; the smallest size and the ``<img>`` come first, so a refusal usually costs one
+screenshot.
 
 A candidate Chromium cannot draw at all is refused; so is every candidate once the browser
 has died (nothing is then changed, which is the safe side).
@@ -19,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
@@ -52,11 +51,9 @@ class ChromiumJudge:
         self.tolerance = BROWSER_TOLERANCE if tolerance is None else tolerance
         self.calls = 0          # candidates judged
         self.screenshots = 0
-        self._folder = tempfile.TemporaryDirectory(prefix="svgloo-judge-")
         self._pictures: dict[tuple[str, int, str], np.ndarray] = {}
 
     def close(self) -> None:
-        self._folder.cleanup()
         self._pictures.clear()
 
     def picture(self, data: bytes, size: int, how: str) -> np.ndarray:
@@ -69,16 +66,8 @@ class ChromiumJudge:
         self.screenshots += 1
         if how == "img":
             picture = self.chromium.render([data], size)[0]
-        else:
-            folder = Path(self._folder.name)
-            (folder / f"{digest}.svg").write_bytes(data)
-            page = folder / f"{digest}-{size}.html"
-            page.write_text('<!doctype html><style>html,body{margin:0;background:transparent}'
-                            f'object{{display:block}}</style><object data="{digest}.svg" '
-                            f'type="image/svg+xml" width="{size}" height="{size}"></object>')
-            picture = self.chromium.render_document(page, size, size)
-            page.unlink()
-            (folder / f"{digest}.svg").unlink()
+        else:  # as a document, sandboxed: the file is untrusted (chromium.render_sandboxed)
+            picture = self.chromium.render_sandboxed(data, size)
         return picture
 
     def keep(self, data: bytes, size: int, how: str) -> np.ndarray:
