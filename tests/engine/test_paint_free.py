@@ -1,5 +1,5 @@
-"""A colour edit keeps what depends on coverage only: each subpath's extents and each
-subpath drawn alone are not drawn again, and the re-scoring still equals a cold one."""
+"""A colour edit keeps what depends on geometry only: each subpath's extents are not
+measured again, and the re-scoring still equals a cold one."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def _asked(calls: list) -> dict[str, int]:
     return out
 
 
-def test_a_colour_edit_draws_no_subpath_alone_again(render_pool, monkeypatch):
+def test_a_colour_edit_measures_no_subpath_again(render_pool, monkeypatch):
     settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
     calls: list = []
     real_map = render_pool.map
@@ -73,15 +73,14 @@ def test_a_colour_edit_draws_no_subpath_alone_again(render_pool, monkeypatch):
     cold_asked = _asked(calls)
     assert cold_asked["boxes"] == 9 and cold_asked["windows"] == 18  # without, alone
 
-    # An opaque colour keeps the coverage; a translucent one changes it (drawn again).
-    for fill, alone_again in [("#0a8cd2", False), ("rgb(240, 200, 10)", False),
-                              ("#0a8cd280", True)]:
+    # An opaque colour keeps the extents' key; a translucent one does not (measured again).
+    for fill, measured_again in [("#0a8cd2", False), ("rgb(240, 200, 10)", False),
+                                 ("#0a8cd280", True)]:
         calls.clear()
         again = score_text(_compound(fill), "t.svg", settings, pool=render_pool,
                            layer_cache=cache, previous=run)
         asked = _asked(calls)
-        assert asked == ({"boxes": 9, "windows": 18} if alone_again else
-                         {"boxes": 0, "windows": 9}), fill
+        assert asked == {"boxes": 9 if measured_again else 0, "windows": 18}, fill
         cold = score_text(_compound(fill), "t.svg", settings, pool=render_pool, layer_cache={})
         for result in (again.result, cold.result):
             result.pop("timings")

@@ -122,9 +122,7 @@ class LooResult:
     blocks: list[Block] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     # unit -> its layer drawn alone, where fast drew it on the way (the subpaths of
-    # windowed compound paths, when asked): findings need not render them. Their alpha
-    # is exact; their colours may be those of an earlier text that differed only in
-    # opaque colours (paint_free), so only coverage may be read from them.
+    # windowed compound paths, when asked): findings need not render them.
     alone: dict[int, Layer] = field(default_factory=dict)
     # What an edit is compared with (fast only; see loo_fast's ``previous``).
     stack: LayerStack | None = field(default=None, repr=False)

@@ -1,12 +1,14 @@
-"""Cache keys that do not see an opaque colour, for renders whose use reads only coverage.
+"""Cache keys that do not see an opaque colour, for results that depend on geometry only.
 
 A path filled or stroked with an opaque solid colour covers the same pixels whatever the
 colour: cairo composites the colour *in* the coverage mask, so a pixel's alpha is the
-coverage and only its colour channels depend on the paint. Two results of the subpath
-windows are read for geometry alone - each subpath's extents ("boxes") and each subpath
-drawn alone (the findings count the pixels it draws, from alpha) - so after a colour edit,
-the most common edit in an editor, they are the same and need not be drawn again: their
-cache key is built from the text with every opaque colour spelled one way.
+coverage and only its colour channels depend on the paint. Each subpath's extents (the
+subpath windows' "boxes") are geometry alone, so after a colour edit, the most common edit
+in an editor, they need not be measured again: their cache key is built from the text with
+every opaque colour spelled one way. (The subpaths drawn alone, read for alpha only by the
+findings, were keyed so too for a while: their key then differed between the first
+scoring, which draws them with the windows, and the next, and paths nobody edited were
+drawn again; tests/engine/test_incremental.py.)
 
 Only colours that are opaque whatever the renderer makes of them are respelled: ``#rgb``,
 ``#rrggbb`` and ``rgb(r, g, b)`` (not named colours: an unknown name is not a colour;
@@ -30,7 +32,7 @@ _COLOUR_TO_ALPHA = re.compile(r"mask|filter", re.IGNORECASE)
 CANONICAL = "#000"
 
 
-@functools.lru_cache(maxsize=32)  # a path's text is keyed twice (extents, drawn alone)
+@functools.lru_cache(maxsize=32)  # texts are whole documents: respelled once each
 def paint_free(text: str) -> str:
     """``text`` with every opaque fill, stroke and stop colour spelled ``#000``: equal for
     two texts that differ only in opaque colours, so their coverage is equal (see the

@@ -40,8 +40,7 @@ PER_JOB_KEPT = 200
 class SubpathWindow:
     """What the windows give one subpath unit: its window (None: it draws nothing inside
     the canvas), its path drawn without it there, and - when asked - it drawn alone in its
-    own window (None when not asked; its coverage, in alpha: the colours may be those of an
-    earlier text that differed only in opaque colours, see paint_free)."""
+    own window (None when not asked)."""
 
     region: Box | None
     without: Layer
@@ -205,8 +204,6 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
     handled = {b for b, e in paths.items() if not isinstance(boxes[e], str)}
     whole = drawn(handled) if drawn is not None else {}
     work = []
-    alone_keys: dict[int, str] = {}
-    alone_known: dict[int, list] = {}  # element -> its subpaths drawn alone, from the cache
     windows_of: dict[int, list] = {}
     own_windows: dict[int, list] = {}
     for b in handled:
@@ -248,17 +245,8 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
             # (40 MB of 110 at 4,900).
             variants.append((win, near.astype(np.int32), arcs - has_arc[k] > 0, bend))
         if alone:
-            solo = [None if win is None else (win, [k], has_arc[k], None)
-                    for k, win in enumerate(own_windows[e])]
-            # Drawn alone, a subpath is read for its coverage only (the findings): kept
-            # across colour edits under a key that does not see opaque colours.
-            alone_keys[e] = "alone:" + _work_key(
-                paint_free(captures.texts.keeping(set(blocks[b].units))), renderer.size,
-                (pieces[e], [v for v in solo if v is not None]))
-            try:
-                alone_known[e] = renderer.cache[alone_keys[e]]
-            except KeyError:
-                variants += solo
+            variants += [None if win is None else (win, [k], has_arc[k], None)
+                         for k, win in enumerate(own_windows[e])]
         work.append((e, variants))
     # Units whose subpath draws nothing change nothing: no window to render.
     todo = [(e, [v for v in variants if v is not None]) for e, variants in work]
@@ -282,12 +270,8 @@ def subpath_windows(us: UnitSet, blocks: list[Block], paths: dict[int, int],
         e = paths[b]
         in_order = iter(layers[e])  # every unit's "without", then (if asked) its "alone"
         without = [NO_LAYER if win is None else next(in_order) for win in windows_of[e]]
-        if alone and e not in alone_known:
-            alone_known[e] = list(in_order)
-            renderer.cache[alone_keys[e]] = alone_known[e]
-        solo_layers = iter(alone_known.get(e, ()))
-        drawn_alone = [NO_LAYER if win is None else next(solo_layers)
-                       for win in own_windows[e]] if alone else [None] * len(without)
+        drawn_alone = [NO_LAYER if win is None else next(in_order) for win in own_windows[e]] \
+            if alone else [None] * len(without)
         for k, win, layer, own in zip(blocks[b].units, windows_of[e], without, drawn_alone):
             # Cut to where it differs from the whole path: that part is its region.
             units[k] = SubpathWindow(layer.box if whole and win is not None else win,
