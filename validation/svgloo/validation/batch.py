@@ -23,7 +23,7 @@ from pathlib import Path
 
 from svgloo.engine.reading.files import atomic_write_text
 
-from .executors import BATCH_PRELOAD, LocalExecutor
+from .executors import LocalExecutor
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.csv"
@@ -231,7 +231,7 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
             counts["images"] += ((row.get("score") or {}).get("summary") or {}).get("units", 0)
             bar.update(1)
 
-        executor = executor or LocalExecutor(workers, BATCH_PRELOAD)
+        executor = executor or LocalExecutor(workers)
         jobs = [(f, (f, settings, do_score, do_structure, key)) for f in todo]
         for f, row, error in executor.run(process_file, jobs):
             if error is not None:  # the worker process itself died

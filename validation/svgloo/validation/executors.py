@@ -18,19 +18,14 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, workers: int = 1, preload: tuple[str, ...] = ()):
+    def __init__(self, workers: int = 1):
         self.workers = max(1, workers)
-        # Modules the fork server imports once, so each worker is forked with them
-        # loaded instead of importing them itself before its first job.
-        self.preload = preload
 
     def run(self, fn, jobs):
         if not jobs:
             return
         ctx = multiprocessing.get_context(
             "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-        if self.preload and ctx.get_start_method() == "forkserver":
-            ctx.set_forkserver_preload(list(self.preload))
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
             futures = {ex.submit(fn, *args): key for key, args in jobs}
             for fut in as_completed(futures):
@@ -150,15 +145,6 @@ class RayPipelineExecutor(RayExecutor):
         self._pool = []
 
 
-# What a batch worker runs (batch.process_file scoring with the engine, a backbone, and a
-# render worker forked from it with the renderer loaded): imported once by the fork
-# server. Each batch worker imported them itself: about 0.8 s before its first file, and
-# the fork server's children start with one thread, so they may fork their render worker
-# directly (batch._get_pool).
-BATCH_PRELOAD = ("svgloo.validation.batch", "svgloo.engine.scoring.score",
-                 "svgloo.engine.scoring.backbones", "svgloo.engine.processes.worker_preload")
-
-
 def make_executor(workers: int = 1, ray: str | None = None, settings=None):
     """``ray`` None: local processes; "local": a local Ray instance; else a Ray address.
     ``settings`` whose backbone is a model (``cli_batch.model_backbone``): the model in
@@ -169,7 +155,7 @@ def make_executor(workers: int = 1, ray: str | None = None, settings=None):
             from svgloo.validation.pipeline import PipelineExecutor
 
             return PipelineExecutor(settings, workers)
-        return LocalExecutor(workers, BATCH_PRELOAD)
+        return LocalExecutor(workers)
     address = None if ray == "local" else ray
     if settings is not None:
         from svgloo.validation.pipeline import backbone_factory
