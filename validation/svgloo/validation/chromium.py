@@ -235,10 +235,8 @@ class Chromium:
             msg = {"id": mid, "method": method, "params": params}
             if session:
                 msg["sessionId"] = self._session
-            data = json.dumps(msg).encode() + b"\0"
             try:
-                while data:
-                    data = data[os.write(self._to_chrome, data):]
+                self._write(msg)
             except OSError as exc:
                 raise BrowserError(f"{method}: cannot write to Chromium ({exc})") from None
         with self._answered:
@@ -263,13 +261,17 @@ class Chromium:
                           "errorReason": "BlockedByClient"}}
         if paused.get("sessionId"):
             msg["sessionId"] = paused["sessionId"]
-        data = json.dumps(msg).encode() + b"\0"
         with self._lock:
             try:
-                while data:
-                    data = data[os.write(self._to_chrome, data):]
+                self._write(msg)
             except OSError:
                 pass  # Chromium is gone: the waiting command says so
+
+    def _write(self, msg: dict) -> None:
+        """One DevTools message down the pipe, whole (callers hold ``_lock``)."""
+        data = json.dumps(msg).encode() + b"\0"
+        while data:
+            data = data[os.write(self._to_chrome, data):]
 
     def _log_tail(self) -> str:
         log = self._log
@@ -328,9 +330,10 @@ class Chromium:
 
     def render_sandboxed(self, svg: bytes, size: int) -> np.ndarray:
         """``svg`` drawn as a document - the way an ``<object>`` or inline SVG draws it,
-        masks and filters live - and as untrusted content: in a sandboxed ``<iframe>``
-        (no scripts) of a ``data:`` URL (an opaque origin: nothing beside any file can be
-        named), every request the page makes meanwhile failed through the Fetch domain.
+        masks and filters live - and as untrusted content: the ``data:`` URL of an
+        ``<object>`` (an opaque origin: nothing beside any file can be named) inside a
+        sandboxed ``<iframe>`` (no scripts), every request the browser makes meanwhile
+        failed through the Fetch domain.
         ``size`` x ``size`` px on a transparent page: straight RGBA. For files svgloo did
         not write (``fix --browser``, the rewrite benchmark); ``render_document`` opens a
         trusted file as the page itself."""
