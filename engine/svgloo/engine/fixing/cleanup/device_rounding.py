@@ -37,6 +37,16 @@ BOUND_PX = 1 / 64          # the coarser rounding: how far a point may move, in 
 MARGIN = 0.05             # of a bin: a value this close to a bin's edge is not moved
 _NOT_ROUNDED_INSIDE = frozenset({"svg", "symbol", "use", "pattern", "marker", "mask",
                                  "clipPath", "defs", "text", "switch"})
+# A path drawn through one of these (on itself or an ancestor) is not rounded. A filter
+# spreads a moved edge beyond the path's box (the rounding search blames pixels by box:
+# path_boxes.py); Chromium, drawing the SVG as a document, sizes a masked or clipped
+# layer by its group's bounding box, which rounding moves (the same rule keeps removals
+# there unverified: features.py); markers sit at the vertices, and a non-scaling stroke's
+# width is in device px.
+_THROUGH = ("filter", "mask", "clip-path", "marker-start", "marker-mid", "marker-end",
+            "marker", "vector-effect")
+_THROUGH_CSS = re.compile(r"\b(?:filter|mask|clip-path|marker(?:-start|-mid|-end)?|"
+                          r"vector-effect)\s*:")
 
 
 class Axis:
@@ -154,6 +164,8 @@ def _element_axes(node, roots: list, bound_px: float | None = None
     for n in chain:
         if n is not node and local(n.tag) in _NOT_ROUNDED_INSIDE:
             return None
+        if any(n.get(name) for name in _THROUGH) or _THROUGH_CSS.search(n.get("style") or ""):
+            return None
         if local(n.tag) in ("svg", "use", "symbol"):
             return None
     for n in reversed(chain):       # outermost first: user = M_outer * M_inner * v
@@ -237,7 +249,8 @@ def edits(ctx: Context, sizes: tuple[int, ...], bound_px: float | None = None
 
 def _edits(ctx: Context, sizes: tuple[int, ...], bound_px: float | None) -> list[Edit]:
     roots = [_root_axes(ctx.root, size) for size in sizes]
-    if any(r is None for r in roots):
+    if any(r is None for r in roots) or _THROUGH_CSS.search(ctx.stylesheet) or any(
+            ctx.root.get(name) for name in _THROUGH):
         return []
     out = []
     for i, node in enumerate(ctx.nodes):

@@ -16,8 +16,10 @@ keep it where the renderers snap it (device_rounding.py), split and halved the s
 With a ``judge`` (``fix --browser``: Chromium) each text must pass it too, after the proof;
 then rects as paths and merged sibling paths are offered, and rounding (coarser first)
 when asked for.
-Checks
-are capped per stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
+Roundings are not halved but searched by where the proof saw pixels move
+(rounding_search.py: a rounding can only move pixels inside its path's device box), so a
+logo's hundred paths cost a few proofs, not one per refused path. Checks are capped per
+stage (``MAX_CHECKS``); what the cap leaves untried stays as it was.
 
 The result is never longer than the text it started from: a longer one is dropped.
 """
@@ -30,11 +32,13 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from svgloo.engine.fixing.cleanup import attributes, device_rounding, editor, shapes, structure
+from svgloo.engine.fixing.cleanup import (attributes, device_rounding, editor, path_boxes,
+                                          rounding_search, shapes, structure)
 from svgloo.engine.fixing.cleanup.edits import Context, Edit, apply
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import SvglooError
 from svgloo.engine.limits import Limits
+from svgloo.engine.proving.pictures import Change
 from svgloo.engine.proving.proof import text_changes
 from svgloo.engine.processes.workers import RenderPool
 
@@ -107,6 +111,7 @@ class Stage:
         self.judge = judge
         self.checks = self.renders = self.judged = 0
         self._outcomes: dict[str, bool] = {}
+        self._changes: dict[str, list[Change]] = {}
 
     def text(self, edits: list[Edit]) -> str:
         tree = apply(self.root, edits)
@@ -114,15 +119,21 @@ class Stage:
         return self.prolog + etree.tostring(tree, encoding="unicode", with_tail=False) + \
             self.epilogue
 
-    def keeps_picture(self, text: str) -> bool:
-        """The proof of a rewritten text (proof.text_changes), then the judge when there is
-        one (only on what the proof passed: the proof is never loosened); once per text."""
-        if text not in self._outcomes:
+    def proof_changes(self, text: str) -> list[Change]:
+        """What the proof (proof.text_changes) saw move in a rewritten text; once per text."""
+        if text not in self._changes:
             found, renders = text_changes(self.baseline, text, self.sizes, self.limits,
                                           self.pool, self.name, self.should_stop)
             self.checks += 1
             self.renders += renders
-            kept = not found
+            self._changes[text] = found
+        return self._changes[text]
+
+    def keeps_picture(self, text: str) -> bool:
+        """The proof of a rewritten text, then the judge when there is one (only on what
+        the proof passed: the proof is never loosened); once per text."""
+        if text not in self._outcomes:
+            kept = not self.proof_changes(text)
             if kept and self.judge is not None and text != self.baseline:
                 self.judged += 1
                 kept = self.judge(self.baseline, text, self.sizes)
@@ -133,7 +144,7 @@ class Stage:
         """Carry the counts and verdicts of ``other`` on (stages follow each other on one
         text, against one baseline: a text judged once is not drawn again)."""
         self.checks, self.renders, self.judged = other.checks, other.renders, other.judged
-        self._outcomes = other._outcomes
+        self._outcomes, self._changes = other._outcomes, other._changes
         return self
 
 
@@ -169,6 +180,20 @@ def keep_proven(stage: Stage, kept: list[Edit], candidates: list[Edit], budget: 
         spent += stage.checks - before
     untried = [e for group in queue for e in group]
     return kept, refused, untried
+
+
+def _keep_roundings(stage: Stage, ctx: Context, candidates: list[Edit], budget: int
+                    ) -> tuple[list[Edit], list[Edit], list[Edit]]:
+    """Roundings searched by where the proof saw pixels move (rounding_search), then what
+    that left (paths without a device box, or all of them when the judge refused the
+    proven set) tried by halving, within ``budget`` proofs in all."""
+    boxes = path_boxes.device_boxes(ctx, stage.sizes, [e.node for e in candidates]) or {}
+    before = stage.checks
+    kept, refused, left = rounding_search.keep_rounded(stage, candidates, boxes, budget)
+    rest = left + [e for e in candidates if e.node not in boxes]
+    more, refused_more, untried = keep_proven(stage, kept, rest,
+                                              budget - (stage.checks - before))
+    return more, refused + refused_more, untried
 
 
 def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], limits: Limits,
@@ -230,13 +255,18 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
         here = on(kept_text)
         if here is None:
             continue
-        done, refused_here, untried_here = keep_proven(here, [], job(Context.of(here.root)),
-                                                        budget)
+        here_ctx = Context.of(here.root)
+        if job_name == "precision":
+            done, refused_here, untried_here = _keep_roundings(here, here_ctx, job(here_ctx),
+                                                               budget)
+        else:
+            done, refused_here, untried_here = keep_proven(here, [], job(here_ctx), budget)
         stage = here
         untried += untried_here
         if job_name == "precision":
             rounded_nodes = {e.node for e in done}
-            refused += [e for e in refused_here if e.node not in rounded_nodes]
+            refused += list({e.node: e for e in refused_here
+                             if e.node not in rounded_nodes}.values())
         else:
             refused += refused_here
         if done:
