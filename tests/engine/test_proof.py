@@ -217,7 +217,7 @@ def test_invisible_units_are_proven_and_the_bulk_set_holds_in_both_renderers():
     assert result["summary"]["proven_removable"] == 3
     bulk = result["bulk_removal"]
     assert bulk["units"] == proven
-    assert "CairoSVG and resvg at 96 px and 1024 px" in bulk["checked"]
+    assert "CairoSVG and resvg at 64, 96 and 1024 px" in bulk["checked"]
     assert f"{PROOF_TOLERANCE}/255" in bulk["checked"]
     # Independently, at the proof size in both renderers: the picture without all three.
     us = extract_units(parse_document(text, "x.svg"))
@@ -283,7 +283,7 @@ def test_bulk_removal_is_proven_at_the_documents_own_size():
             f'<rect x="200" y="200" width="600" height="600" fill="#2a6"/>'
             + sliver.format(x=1000) + sliver.format(x=1500) + '</svg>')
     us = extract_units(parse_document(text, "big.svg"))
-    assert proof_sizes(us, 384, DEFAULT_LIMITS) == ((384, 2048), "")
+    assert proof_sizes(us, 384, DEFAULT_LIMITS) == ((384, 64, 2048), "")
     small = picture_change(render_rgba(text, 384), render_rgba(text_without(us, {1, 2}), 384))
     assert small.max() <= PROOF_TOLERANCE  # what a 384 px proof alone would accept
     check = check_removal(us, [1, 2], size=384)
@@ -300,7 +300,7 @@ def test_huge_documents_are_proven_at_the_render_limit_and_say_so():
     text = f'<svg {SVG} width="4096" height="1000">{MARK}</svg>'
     us = extract_units(parse_document(text, "huge.svg"))
     sizes, note = proof_sizes(us, 384, DEFAULT_LIMITS)
-    assert sizes == (384, DEFAULT_LIMITS.max_render_size)
+    assert sizes == (384, 64, DEFAULT_LIMITS.max_render_size)
     assert "4096" in note and "render limit" in note
 
 

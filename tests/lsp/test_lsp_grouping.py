@@ -77,7 +77,7 @@ def test_many_specks_in_one_path_are_a_texture_not_strays():
 
 # What the engine's proof (engine proof.py) says of a unit it proved removable.
 PROVEN = {"status": "proven", "reason": "removed together with the other proven units: "
-          "CairoSVG and resvg at 384 px and 1024 px: no pixel moves by more than 2/255 in any "
+          "CairoSVG and resvg at 64, 384 and 1024 px: no pixel moves by more than 2/255 in any "
           "channel, alpha included (on any page colour). Removed alone: CairoSVG at 384 px "
           "over white, within 2/255 (its leave-one-out); it is neither a subpath overlapping "
           "other proven subpaths of its path nor an element another refers to, the ways one "

@@ -214,13 +214,13 @@ def test_findings_and_proven_bulk_removal(make_window, tmp_path, qtbot):
     assert w.proxy.rowCount() == len(flagged)
 
     # the duplicate squares (1, 2) each have no footprint at 384 px, and neither has the
-    # transparent circle (3); but at the proof size (1024 px) their edges fall between
-    # pixels, where one square drawn twice is darker than once: only the circle is proven,
-    # and only what the engine proved is offered
+    # transparent circle (3); but at the icon size the proof checks next (64 px) their
+    # edges fall between pixels, where one square drawn twice is darker than once: only
+    # the circle is proven, and only what the engine proved is offered
     rows_by_index = {r["index"]: r for r in rows}
     assert not rows_by_index[1]["visible"] and not rows_by_index[2]["visible"]
     assert w.removal_candidates() == [3]
-    assert "1024 px" in rows_by_index[1]["removal"]["reason"]
+    assert "at 64 px" in rows_by_index[1]["removal"]["reason"]
     with qtbot.waitSignal(w.removalProven, timeout=WAIT_MS) as proven:
         assert w.remove_proven_removable()  # the proof runs on a worker thread
     assert proven.args == [True]

@@ -460,7 +460,7 @@ def checking_diagnostics(result: ScoreResult, lines: LineIndex) -> list[types.Di
         range=root_range(lines), severity=types.DiagnosticSeverity.Hint, source=SOURCE,
         code=DiagnosticCode.CHECKING,
         message=f"{n} unit{'s' if n != 1 else ''} show{'' if n != 1 else 's'} no footprint: "
-                "the removal check is running (two renderers, two sizes); nothing is "
+                "the removal check is running (two renderers, three sizes); nothing is "
                 "offered for deletion until it has passed")]
 
 

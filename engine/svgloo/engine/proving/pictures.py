@@ -113,13 +113,13 @@ def text_changes(full_text: str, text: str, sizes: Iterable[int],
                  name: str = "<input>", should_stop: Callable[[], bool] | None = None,
                  pictures: Mapping | None = None) -> tuple[list[Change], int]:
     """(the pictures that ``text`` changes against ``full_text`` beyond the tolerance, at
-    the first of ``sizes`` where any changes; the renders asked for). The proof of any
+    the first of ``sizes``, in their order, where any changes; the renders asked for). The proof of any
     edited text, not only of removed units (``svgloo fix`` proves its whole result).
     ``pictures``: (renderer, size) -> the picture of ``full_text``, where known."""
     pictures = pictures or {}
     pool = pool or shared_pool(limits)
     renders = 0
-    for size in sorted(sizes):
+    for size in sizes:
         if should_stop is not None:
             should_stop()
         jobs = [(full_text, [text], size, limits, name, renderer,

@@ -2,13 +2,15 @@
 
 A removal is *proven* only when the picture without the removed units equals the full
 picture in two renderers - CairoSVG (the analysis renderer) and resvg (a browser-grade
-one) - at two sizes: the analysis size and the proof size (the document's own size, at
-least ``MIN_PROOF_SIZE`` px, at most the render limit). "Equals" means: no channel of any
-pixel, premultiplied R, G, B and alpha, and the picture over a white and over a black page
-(hence over any page colour), moves by more than ``PROOF_TOLERANCE``/255. A white shape is
-not nothing on a dark page, and a full-canvas 4% tint (10/255) is a change. The check is
-2/255 stricter than what is promised in a browser (``BROWSER_TOLERANCE``, 4/255): Skia's
-antialiasing where edges meet moves pixels a little more than the proof's renderers do.
+one) - at three sizes: the analysis size, an icon's (``SMALL_PROOF_SIZE``) and the proof
+size (the document's own size, at least ``MIN_PROOF_SIZE`` px, at most the render limit),
+checked in that order (the analysis size first: scoring has its full pictures).
+"Equals" means: no channel of any pixel, premultiplied R, G, B and alpha, and the picture
+over a white and over a black page (hence over any page colour), moves by more than
+``PROOF_TOLERANCE``/255. A white shape is not nothing on a dark page, and a full-canvas 4%
+tint (10/255) is a change. The check is 2/255 stricter than what is promised in a browser
+(``BROWSER_TOLERANCE``, 4/255): Skia's antialiasing where edges meet moves pixels a little
+more than the proof's renderers do.
 
 Scoring keeps its own, looser footprint threshold (``loo.CHANGED_THRESHOLD``, over white):
 ``visible`` in the score means "changes CairoSVG's picture by more than 12/255"; only what
@@ -64,6 +66,11 @@ from svgloo.engine.reading.units import UnitSet, text_keeping, text_without
 from svgloo.engine.processes.workers import RenderPool, shared_pool
 
 MIN_PROOF_SIZE = 1024     # px: small documents are proven at least this large
+# px: and at an icon's size. A unit that draws nothing at 384 or 1024 px can still shift
+# the anti-aliasing of an edge it shares at 48-100 px (logos/seaborn.svg: one invisible
+# subpath moves CairoSVG and resvg by 11-12/255 at 64 px, 1/255 at 384, and Chromium by
+# 11/255 at 100 px: docs/fix.md). Its renders cost next to nothing.
+SMALL_PROOF_SIZE = 64
 # Removals checked per proof: PROOF_MAX_CHECKS plus one per four candidates. Bisecting n
 # units never takes more than 2n - 1 checks; the cap bites when many of them fail (the
 # corpus's sugarss.svg: 180 of 736 fail together; a full bisection cost 2,102 renders).
@@ -81,7 +88,9 @@ def proof_sizes(us: UnitSet, analysis_size: int, limits: Limits) -> tuple[tuple[
         note = (f"the document is {own:g} px; proven at {limits.max_render_size} px, the "
                 "render limit")
         proof = limits.max_render_size
-    sizes = tuple(sorted({int(analysis_size), int(proof)}))
+    # the analysis size first (callers take sizes[0] for it), then from small to large
+    sizes = (int(analysis_size),) + tuple(sorted(
+        {SMALL_PROOF_SIZE, int(proof)} - {int(analysis_size)}))
     return sizes, note
 
 
@@ -118,7 +127,7 @@ class Prover:
         # the checks, so that no worker renders it again (a 384 px picture pickles in a
         # millisecond; drawing it takes tens)
         self.pictures = dict(pictures or {})
-        self.sizes = tuple(sorted(sizes))
+        self.sizes = tuple(sizes)   # in proof_sizes' order: the analysis size first
         self.limits = limits
         self.pool = pool or shared_pool(limits)
         self.should_stop = should_stop
@@ -257,7 +266,9 @@ class RemovalCheck:
 
 
 def checked_line(sizes: Iterable[int], note: str = "") -> str:
-    sizes_text = " and ".join(f"{s} px" for s in sizes)
+    listed = [str(s) for s in sorted(sizes)]
+    sizes_text = (", ".join(listed[:-1]) + " and " if len(listed) > 1 else "") + \
+        f"{listed[-1]} px"
     line = (f"CairoSVG and resvg at {sizes_text}: no pixel moves by more than "
             f"{PROOF_TOLERANCE}/255 in any channel, alpha included (on any page colour)")
     return line + (f"; {note}" if note else "")
@@ -800,7 +811,8 @@ def renderer_warning(us: UnitSet, differ: Disagreement) -> str:
             f"CairoSVG's picture. {where}")
 
 
-__all__ = ["PROOF_TOLERANCE", "BROWSER_TOLERANCE", "MIN_PROOF_SIZE", "RemovalCheck", "Change", "Prover",
+__all__ = ["PROOF_TOLERANCE", "BROWSER_TOLERANCE", "MIN_PROOF_SIZE", "SMALL_PROOF_SIZE",
+           "RemovalCheck", "Change", "Prover",
            "check_removal", "check_removal_text", "check_speck_removal", "changed_pixels",
            "prove_set", "prove_removals", "text_changes", "picture_change", "proof_sizes", "checked_line",
            "disagreement", "ProofResult"]

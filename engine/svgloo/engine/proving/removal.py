@@ -2,7 +2,7 @@
 
 The proofs themselves live in ``proof.py``, the one module that decides "this can be
 removed" for one unit, a bulk set, a speck group and every front end: without
-``allowed``, nothing may change (two renderers, two sizes, alpha compared, a strict
+``allowed``, nothing may change (two renderers, three sizes, alpha compared, a strict
 tolerance, units svgloo cannot vouch for left out); with ``allowed`` (specks, meant to
 change the picture a little), each unit may change what it changes alone.
 """
