@@ -431,8 +431,9 @@ def _patched_maps(x_full: np.ndarray, patches, prepared: _Prepared, wanted: dict
             if not some:
                 continue
             parts = [tuple(part[:channels] for part in inputs[j]) for j in some]
-            maps = _ssim_maps(*(np.concatenate(part) if len(parts) > 1 else part[0]
-                                for part in zip(*parts)), channels=channels)
+            x, y, mu_y, den_y1, den_y2 = (np.concatenate(part) if len(parts) > 1 else part[0]
+                                          for part in zip(*parts))
+            maps = _ssim_maps(x, y, mu_y, den_y1, den_y2, channels=channels)
             out.update(zip((members[j] for j in some), maps))
     return out
 
