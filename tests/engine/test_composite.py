@@ -207,3 +207,18 @@ def test_compositing_stops_when_the_documents_budget_is_spent(render_pool):
         with pytest.raises(TimeoutError):
             composite_without(size, block_units, block_layer, without_layer, unit_region,
                               full, lambda k, p: None, None, method, check=check)
+
+
+def test_over_white_is_min_of_colour_and_alpha_plus_the_white_showing_through():
+    """over_white_u8 against its definition, for every (colour, alpha) pair (premultiplied
+    or not), on a (n, 4) array and on a strided view of an image."""
+    from svgloo.engine.rendering.over import over_white_u8
+
+    c, a = np.meshgrid(np.arange(256), np.arange(256))
+    c, a = c.ravel(), a.ravel()
+    rgba = np.stack([c, 255 - c, (c * a) // 255, a], -1).astype(np.uint8)
+    want = (np.minimum(rgba[:, :3].astype(np.int64), a[:, None]) + 255 - a[:, None])
+    assert np.array_equal(over_white_u8(rgba), want.astype(np.uint8))
+    image = rgba.reshape(256, 256, 4)
+    view = image[3:200:2, 10:250]
+    assert np.array_equal(over_white_u8(view), want.reshape(256, 256, 3)[3:200:2, 10:250])

@@ -261,7 +261,8 @@ def test_windows_computed_together_are_the_windows_computed_alone(monkeypatch, r
     stacked = []
     real = pixel_backbone._ssim_maps
     monkeypatch.setattr(pixel_backbone, "_ssim_maps",
-                        lambda *a: stacked.append(len(a[0]) // 3) or real(*a))
+                        lambda *a, channels=3: stacked.append(len(a[0]) // channels)
+                        or real(*a, channels=channels))
     scores = {}
     for batch in (together, alone):
         monkeypatch.setattr(pixel_backbone, "BATCH_PIXELS", batch)
@@ -271,3 +272,53 @@ def test_windows_computed_together_are_the_windows_computed_alone(monkeypatch, r
         assert max(stacked) > (20 if batch == together else 0) and \
             (batch == together or max(stacked) == 1)
     assert len(moved) > 20 and np.array_equal(scores[alone], scores[together])
+
+
+@pytest.mark.parametrize("name", ["feather/bold.svg", "fontawesome/cube.svg",
+                                  "noto/emoji_u1f99a.svg"])
+def test_grey_windows_scored_on_one_channel_are_the_three_channels_bits(
+        monkeypatch, render_pool, name):
+    """Where x and y have R = G = B (black-and-white icons), a window and the reference's
+    statistics are computed on one channel (_grey): the scores are the bits of the three
+    channels computed in full, and a coloured file never takes the shortcut."""
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"{name} is not in this corpus")
+    run = score_file(str(path), ScoreSettings(backbone="pixel"), pool=render_pool)
+    full = run.loo.full
+    grey_file = bool((full[..., 0] == full[..., 1]).all() and (full[..., 1] == full[..., 2]).all())
+    assert grey_file == (not name.startswith("noto"))
+    real_maps, real_grey = pixel_backbone._ssim_maps, pixel_backbone._grey
+    channels: list[int] = []
+    monkeypatch.setattr(pixel_backbone, "_ssim_maps", lambda *a, channels=3:
+                        channels_seen(channels) or real_maps(*a, channels=channels))
+
+    def channels_seen(c):
+        channels.append(c)
+
+    scores = {}
+    for shortcut in (True, False):
+        monkeypatch.setattr(pixel_backbone, "_grey", real_grey if shortcut else lambda p: False)
+        for ref_name, reference in (("self", full), ("shifted", np.roll(full, 3, axis=1))):
+            channels.clear()
+            backbone = PixelBackbone()
+            prepared = backbone.prepare(Reference("image", ref_name, image=reference))
+            scores[shortcut, ref_name] = backbone.similarity_patched(full, run.loo.patches,
+                                                                     prepared)
+            assert (1 in channels) == (shortcut and grey_file)
+    for ref_name in ("self", "shifted"):
+        assert np.array_equal(scores[True, ref_name], scores[False, ref_name])
+    # and the numbers are SSIM's: two leave-one-out images against float64 with scipy
+    for k in [0, len(run.loo.patches) - 1]:
+        image = run.loo.image_without(k)
+        assert scores[True, "shifted"][k] == pytest.approx(
+            scipy_ssim(image, np.roll(full, 3, axis=1)), abs=2e-5)
+
+
+def test_grey_means_every_pixel_of_the_three_planes():
+    planes = np.zeros((3, 20, 30), np.float32)
+    assert pixel_backbone._grey(planes)
+    for c in range(3):
+        odd = planes.copy()
+        odd[c, 19, 29] = 1
+        assert not pixel_backbone._grey(odd)

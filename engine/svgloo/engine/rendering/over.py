@@ -23,8 +23,17 @@ def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def over_white_u8(rgba: np.ndarray) -> np.ndarray:
-    """Premultiplied RGBA over white -> RGB (render.over_white, on any leading shape)."""
-    return np.minimum(rgba[..., :3], rgba[..., 3:4]) + (255 - rgba[..., 3:4])
+    """Premultiplied RGBA over white -> RGB (render.over_white, on any leading shape):
+    min(c, a) + 255 - a per channel. Channel by channel, so that each numpy call runs over
+    the pixels (a long inner loop) rather than over 3 channels against 1 alpha (a
+    broadcast whose inner loop is 3 long): the same bytes, 4-5x faster at 120-384 px."""
+    alpha = rgba[..., 3]
+    clear = 255 - alpha
+    out = np.empty(rgba.shape[:-1] + (3,), np.uint8)
+    for c in range(3):
+        np.minimum(rgba[..., c], alpha, out=out[..., c])
+        out[..., c] += clear
+    return out
 
 
 def paste(region: Box, layer: Layer) -> np.ndarray:
