@@ -86,3 +86,12 @@ def test_nothing_outside_the_svg_is_fetched(chromium, tmp_path):
 def _green(picture: np.ndarray) -> np.ndarray:
     r, g, b = (picture[..., k].astype(int) for k in range(3))
     return (g > 200) & (r < 60) & (b < 60)
+
+
+@pytest.mark.parametrize("data", [b"<svg", b"plain text", b""])
+def test_bytes_that_are_not_xml_are_refused_not_drawn(chromium, data):
+    """Chromium would draw its XML error page (dark text on a box) as the picture."""
+    from svgloo.validation.chromium import BrowserError
+
+    with pytest.raises(BrowserError, match="not well-formed XML"):
+        chromium.render_sandboxed(data, 64)

@@ -71,6 +71,18 @@ _FLAGS = [
 ]
 
 
+def _well_formed(svg: bytes) -> None:
+    """BrowserError unless ``svg`` parses as XML (no DTD loaded, no entity resolved, no
+    network: only whether the bytes are well formed is asked)."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        etree.fromstring(svg, parser)
+    except etree.XMLSyntaxError as exc:
+        raise BrowserError(f"the SVG is not well-formed XML ({exc.msg})") from None
+
+
 class BrowserError(RuntimeError):
     """Chromium could not be started, died, or did not answer."""
 
@@ -336,7 +348,9 @@ class Chromium:
         failed through the Fetch domain.
         ``size`` x ``size`` px on a transparent page: straight RGBA. For files svgloo did
         not write (``fix --browser``, the rewrite benchmark); ``render_document`` opens a
-        trusted file as the page itself."""
+        trusted file as the page itself. Raises BrowserError on bytes that are not
+        well-formed XML: Chromium would draw its own error page instead."""
+        _well_formed(svg)
         self._viewport(size, size)
         url = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
         self.send("Fetch.enable", patterns=[{"urlPattern": "*"}])
