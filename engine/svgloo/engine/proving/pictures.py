@@ -113,8 +113,9 @@ def text_changes(full_text: str, text: str, sizes: Iterable[int],
                  name: str = "<input>", should_stop: Callable[[], bool] | None = None,
                  pictures: Mapping | None = None) -> tuple[list[Change], int]:
     """(the pictures that ``text`` changes against ``full_text`` beyond the tolerance, at
-    the first of ``sizes``, in their order, where any changes; the renders asked for). The proof of any
-    edited text, not only of removed units (``svgloo fix`` proves its whole result).
+    the first of ``sizes``, in their order, where any changes; the renders asked for).
+    The proof of any edited text, not only of removed units (``svgloo fix`` proves its
+    whole result).
     ``pictures``: (renderer, size) -> the picture of ``full_text``, where known."""
     pictures = pictures or {}
     pool = pool or shared_pool(limits)

@@ -3,7 +3,7 @@
 A logo has hundreds of paths; trying each rounding alone costs a proof per path, and
 halving a refused group (rewrite.keep_proven) spends a dozen proofs on a handful of paths.
 Rounding a path's data can move pixels only inside that path's device box (its points,
-grown by the widest stroke and the anti-aliasing: device_rounding.device_boxes), so the
+grown by the widest stroke and the anti-aliasing: path_boxes.device_boxes), so the
 pixels a failed proof names (``Change.at``, spread over all it saw move) point at the
 roundings that may have moved them. Those fall back to their finer rounding (the one that
 keeps each point in its device bin), then to none; the rest are proven again, until the
