@@ -5,8 +5,8 @@ with CairoSVG and resvg at 2/255; with ``--browser`` it also asks this judge, wh
 the baseline and the candidate in the one warm Chromium of the run (chromium.py), as an
 ``<img>`` and as a document (the way an ``<object>`` or inline SVG draws it, masks live;
 in a sandboxed frame, since the file is untrusted: ``Chromium.render_sandboxed``), at
-each of the proof's own sizes (the analysis size and the document's own, at least 1024
-px). It accepts when no channel of any pixel, in any view (``largest_difference``:
+each of the proof's own sizes (the analysis size, 64 px and the document's own, at
+least 1024 px). It accepts when no channel of any pixel, in any view (``largest_difference``:
 premultiplied, over white, over dark), moves by more than ``tolerance`` (4/255, the
 browser tolerance of the proof module). The baseline's pictures are drawn once per size
 and kept; the smallest size and the ``<img>`` come first, so a refusal usually costs one
