@@ -1,8 +1,9 @@
 """The rewrite stage of ``svgloo fix --rewrite``: the same picture in fewer bytes.
 
 The rewrite modules propose edits (editor.py: editor metadata and comments; attributes.py:
-path data, numbers, colours, styles and defaults spelled shorter; structure.py: blanks,
-groups, ids and definitions; shapes.py: shapes as paths;
+path data, numbers, colours, styles and defaults spelled shorter; browser_digits.py: the
+digits of path data no reader keeps; structure.py: blanks, groups, ids and definitions;
+shapes.py: shapes as paths;
 device_rounding.py: path data rounded). None of them decides what
 stays: every subset tried is serialised and proven against the baseline with the proof
 module's own check of a rewritten text (``proof.text_changes``: CairoSVG and resvg, the
@@ -32,8 +33,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from svgloo.engine.fixing.cleanup import (attributes, device_rounding, editor, path_boxes,
-                                          rounding_search, shapes, structure)
+from svgloo.engine.fixing.cleanup import (attributes, browser_digits, device_rounding, editor,
+                                          path_boxes, rounding_search, shapes, structure)
 from svgloo.engine.fixing.cleanup.edits import Context, Edit, apply
 from svgloo.engine.reading.document import parse_document
 from svgloo.engine.errors import SvglooError
@@ -222,7 +223,10 @@ def rewrite_text(text: str, baseline: str, name: str, sizes: tuple[int, ...], li
                              original=text)
     result = RewriteResult(text, original=text)
     ctx = Context.of(stage.root)
-    exact = editor.edits(ctx) + structure.edits(ctx) + attributes.edits(ctx)
+    # browser_digits last: its edits respell the path data they find, the paths job's
+    # spelling of it included (apply() keeps this order for the edits of one node)
+    exact = editor.edits(ctx) + structure.edits(ctx) + attributes.edits(ctx) + \
+        browser_digits.edits(ctx)
     kept, refused, untried = keep_proven(stage, [], exact, MAX_CHECKS)
     exact_text, exact_kept = stage.text(kept), list(kept)
     if not kept and not stage.keeps_picture(stage.text([])):
