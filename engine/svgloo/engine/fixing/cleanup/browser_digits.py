@@ -52,8 +52,8 @@ _FLAG = re.compile(r"\s*,?\s*[01]")
 _BLANKS = re.compile(r"[\s,]*")
 _LETTERS = frozenset("MLTHVCSQAZmlthvcsqaz")
 _PARAMS = {"M": 2, "L": 2, "T": 2, "H": 1, "V": 1, "C": 6, "S": 4, "Q": 4, "A": 7, "Z": 0}
-# Fewer significant digits than this always round-trip through float32 (its 24 bits hold
-# 6 decimal digits): such a number has no digit to drop.
+# A number of 7 significant digits or fewer has no digit to drop: a decimal with one digit
+# fewer lies at least 1e-7 of the value away, more than half a float32 step (6e-8).
 _MIN_DIGITS = 8
 _FLOAT32_MAX = 3.4028234663852886e38
 
@@ -100,8 +100,7 @@ def fma32(a: float, b: float, c: float) -> float:
         return rounded
     other = _next_f32(rounded, total)
     if total == (rounded + other) / 2:   # a tie in the double, decided by the error
-        above = max(rounded, other) if error > 0 else min(rounded, other)
-        return above
+        return max(rounded, other) if error > 0 else min(rounded, other)
     return rounded
 
 
