@@ -314,3 +314,27 @@ def test_eval_summary_says_one_worker():
     out = io.StringIO()
     print_table(result, out)
     assert "1 worker)" in out.getvalue() and "1 workers" not in out.getvalue()
+
+
+def test_ray_encoders_needs_ray_and_a_positive_count(tmp_path, capsys, monkeypatch):
+    """--ray-encoders is refused with one line before any file is read or Ray started;
+    with --ray it reaches the executor (make_executor stands in: no cluster here)."""
+    from svgloo import cli_batch
+    from svgloo.cli import main
+    from svgloo.validation import executors
+
+    src = tmp_path / "in"
+    src.mkdir()
+    assert main(["batch", str(src), "--ray-encoders", "2"]) == 2
+    assert "--ray-encoders needs --ray" in capsys.readouterr().err
+    assert main(["batch", str(src), "--ray", "--ray-encoders", "0"]) == 2
+    seen = {}
+
+    def fake(workers, ray, settings, encoders=None):
+        seen.update(ray=ray, encoders=encoders)
+        return executors.LocalExecutor(workers)
+
+    monkeypatch.setattr(executors, "make_executor", fake)
+    monkeypatch.setattr(cli_batch, "model_backbone", lambda settings: True)
+    main(["batch", str(src), "--out", str(tmp_path / "out"), "--ray", "--ray-encoders", "3"])
+    assert seen == {"ray": "local", "encoders": 3}
