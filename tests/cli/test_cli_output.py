@@ -325,9 +325,10 @@ def test_ray_encoders_needs_ray_and_a_positive_count(tmp_path, capsys, monkeypat
 
     src = tmp_path / "in"
     src.mkdir()
-    assert main(["batch", str(src), "--ray-encoders", "2"]) == 2
+    out = ["--out", str(tmp_path / "out")]  # a regression writes there, not into the cwd
+    assert main(["batch", str(src), *out, "--ray-encoders", "2"]) == 2
     assert "--ray-encoders needs --ray" in capsys.readouterr().err
-    assert main(["batch", str(src), "--ray", "--ray-encoders", "0"]) == 2
+    assert main(["batch", str(src), *out, "--ray", "--ray-encoders", "0"]) == 2
     seen = {}
 
     def fake(workers, ray, settings, encoders=None):
@@ -336,7 +337,7 @@ def test_ray_encoders_needs_ray_and_a_positive_count(tmp_path, capsys, monkeypat
 
     monkeypatch.setattr(executors, "make_executor", fake)
     monkeypatch.setattr(cli_batch, "model_backbone", lambda settings: True)
-    main(["batch", str(src), "--out", str(tmp_path / "out"), "--ray", "--ray-encoders", "3"])
+    main(["batch", str(src), *out, "--ray", "--ray-encoders", "3"])
     assert seen == {"ray": "local", "encoders": 3}
 
 
