@@ -22,14 +22,22 @@ what it measured):
    reference) on the files bench_clip.select_files picks (12 files of 20-99 units), per
    precision (fp32, bf16), the model loaded once per precision; per-unit deltas and
    verdicts are kept so devices can be compared (bench_clip compares precisions only).
-   bench_gpu_seq / bench_cpu_seq: the same with one preprocessing thread (the backbone's
-   code before its thread pool), so the run compares the two on its own machine; the
-   deltas must be the same bit for bit ("identical_deltas" in the comparisons).
+   On CUDA the backbone's default (preprocess="auto") resizes and normalises on the
+   device; bench_gpu_host is the same with the host path (open_clip's PIL transform on
+   threads), whose deltas differ from the device's within the input's one 8-bit level.
+   Each run prints where its time goes (bench_clip.where_the_time_goes: renders,
+   composites, preprocessing and encoder, ...).
+   bench_gpu_seq / bench_cpu_seq: the host path with one preprocessing thread (the
+   backbone's code before its thread pool), so the run compares the two on its own
+   machine; the deltas must be the same bit for bit ("identical_deltas" in the
+   comparisons of */host and */seq).
 3. micro_gpu / micro_cpu: the image tower alone on random (B, 3, 224, 224) tensors per
    batch size and dtype (CUDA synchronised), and the backbone's host-side preprocessing
    (PIL resize + normalise of 384 px renders, then the copy to the device): one thread
    against the thread pool per thread count, interleaved ("pixels"), with a bit-for-bit
-   check of the model's input and the embeddings.
+   check of the model's input and the embeddings; "device_pixels": the same 128 images
+   made on the device against the host path (the upload and the device's steps timed
+   apart), the inputs' largest difference in 8-bit levels and the embeddings'.
 4. smoke: the CLIPSeg grounder and the VLM concept source on the GPU with the tiny random
    models the tests build (tests/plugins/tiny_models.py), against the CPU where the
    numbers must agree; the CLIP backbone's text reference in bf16 on the GPU.
@@ -149,16 +157,18 @@ def _sync(device: str) -> None:
 
 
 def bench(files, weights: Path, device: str, precisions: list[str], pool,
-          tag: str = "", preprocess_threads: int | None = None) -> dict:
+          tag: str = "", preprocess_threads: int | None = None,
+          preprocess: str = "auto") -> dict:
     import torch
     from svgloo.plugins.clip_backbone import ClipBackbone
-    from svgloo.validation.bench_clip import run_precision
+    from svgloo.validation.bench_clip import run_precision, where_the_time_goes
 
     rows = {}
     for pr in precisions:
         t = time.perf_counter()
         bb = ClipBackbone(device=device, weights=str(weights), model_name="ViT-B-32",
-                          precision=pr, preprocess_threads=preprocess_threads)
+                          precision=pr, preprocess_threads=preprocess_threads,
+                          preprocess=preprocess)
         load_s = time.perf_counter() - t
         if device.startswith("cuda"):
             torch.cuda.reset_peak_memory_stats()
@@ -178,7 +188,8 @@ def bench(files, weights: Path, device: str, precisions: list[str], pool,
         rows[key] = row
         RESULT.setdefault("runs", {})[key] = row
         print(f"  {key}: {row['units']} units, LOO {row['units_per_s']:.1f} img/s, "
-              f"encoder {row['encoder_images_per_s']:.1f} img/s, {row['timings']}", flush=True)
+              f"encoder {row['encoder_images_per_s']:.1f} img/s ({bb.description})\n"
+              f"    {where_the_time_goes(row)}", flush=True)
         save()
         del bb
         if device.startswith("cuda"):
@@ -210,8 +221,9 @@ def micro(weights: Path, device: str, batch_sizes: list[int], dtypes: list[str],
 
     out: dict = {"encoder": {}, "preprocess": {}}
     for dt in dtypes:
+        # the host path here (on CUDA auto is the device's); device_pixels compares them
         bb = ClipBackbone(device=device, weights=str(weights), model_name="ViT-B-32",
-                          precision=dt)
+                          precision=dt, preprocess="host")
         dtype = torch.bfloat16 if dt == "bf16" else torch.float32
         for bs in batch_sizes:
             x = torch.randn(bs, 3, 224, 224, generator=torch.Generator().manual_seed(1))
@@ -254,6 +266,7 @@ def micro(weights: Path, device: str, batch_sizes: list[int], dtypes: list[str],
                                      round(len(imgs) / whole, 1)}
             print(f"  preprocess {out['preprocess']}", flush=True)
         out.setdefault("pixels", {})[dt] = pixels(bb, device, imgs)
+        out.setdefault("device_pixels", {})[dt] = device_pixels(bb, weights, device, dt, imgs)
         del bb
     return out
 
@@ -301,6 +314,56 @@ def pixels(bb, device: str, imgs: list, reps: int = 3) -> dict:
            "embed_images_per_s_seq": round(len(imgs) / seq_s, 1),
            "embed_images_per_s_threaded": round(len(imgs) / par_s, 1)}
     print(f"  pixels {device} {res}", flush=True)
+    return res
+
+
+def device_pixels(host, weights: Path, device: str, precision: str, imgs: list,
+                  reps: int = 3) -> dict:
+    """The model's input made on the device (preprocess="device") against the host path
+    (``host``, its default threads), interleaved, synchronised, median of ``reps``: the
+    whole ``_pixels``, and the device path split into the uint8 upload and the resize and
+    normalisation there; then the embeddings of the batch each way, and how far apart the
+    two inputs are (in 8-bit levels) and the embeddings."""
+    import torch
+    from svgloo.plugins.clip_backbone import ClipBackbone
+
+    dev = ClipBackbone(device=device, weights=str(weights), model_name="ViT-B-32",
+                       precision=precision, preprocess="device")
+    _threads(host, host.preprocess_threads)
+    assert host.preprocess_on == "host", host.description
+    rows = [np.ascontiguousarray(im[..., :3]) for im in imgs]
+
+    def timed(fn) -> float:
+        t = time.perf_counter()
+        fn()
+        _sync(device)
+        return time.perf_counter() - t
+
+    times: dict[str, list[float]] = {"host": [], "device": [], "upload": [], "steps": []}
+    with torch.inference_mode():
+        for _ in range(reps + 1):  # the first round warms both up and is dropped
+            for name, fn in (("host", lambda: host._pixels(imgs)),
+                             ("device", lambda: dev._pixels(imgs))):
+                times[name].append(timed(fn))
+            up = dev._upload(rows)
+            _sync(device)
+            times["upload"].append(timed(lambda: dev._upload(rows)))
+            times["steps"].append(timed(lambda up=up: dev._device_steps(up, dev._dtype)))
+        want, got = host._pixels(imgs).float(), dev._pixels(imgs).float()
+        std = torch.tensor(dev._device_steps.std, device=want.device).view(1, 3, 1, 1)
+        levels = ((want - got).abs() * std * 255).round()
+    embed = {name: timed(lambda b=b: b.embed_images(imgs)) for name, b in
+             (("host", host), ("device", dev), ("host_again", host), ("device_again", dev))}
+    diff = np.abs(host.embed_images(imgs) - dev.embed_images(imgs)).max()
+    med = {k: float(np.median(v[1:])) for k, v in times.items()}
+    res = {"images": len(imgs), "description": dev.description,
+           "pixels_images_per_s": {k: round(len(imgs) / v, 1) for k, v in med.items()},
+           "pixels_ms": {k: round(1000 * v, 2) for k, v in med.items()},
+           "embed_images_per_s": {k: round(len(imgs) / v, 1) for k, v in embed.items()},
+           "input_max_levels_off": float(levels.max()),
+           "input_share_off": float((levels > 0).float().mean()),
+           "embedding_max_abs_difference": float(diff)}
+    print(f"  device pixels {device} {precision}: {res}", flush=True)
     return res
 
 
@@ -380,8 +443,8 @@ def main() -> int:
     p.add_argument("--budget", type=float, default=240.0)
     p.add_argument("--micro-time", type=float, default=0.5)
     p.add_argument("--stages",
-                   default="bench_gpu,bench_gpu_seq,micro_gpu,bench_cpu,bench_cpu_seq,"
-                           "micro_cpu,smoke,bench_gpu_w16")
+                   default="bench_gpu,bench_gpu_host,micro_gpu,bench_gpu_seq,bench_cpu,"
+                           "bench_cpu_seq,micro_cpu,smoke,bench_gpu_w16")
     args = p.parse_args()
     OUT, BUDGET = Path(args.out), args.budget
     OUT.mkdir(parents=True, exist_ok=True)
@@ -405,12 +468,15 @@ def main() -> int:
     try:
         if "bench_gpu" in stages:
             stage("bench_gpu", 30)(bench)(files, weights, gpu, ["fp32", "bf16"], pool)
-        if "bench_gpu_seq" in stages:  # the same with 1 preprocessing thread (the old code)
-            stage("bench_gpu_seq", 30)(bench)(files, weights, gpu, ["fp32", "bf16"], pool,
-                                              "/seq", 1)
+        if "bench_gpu_host" in stages:  # bench_gpu preprocesses on the device (auto on CUDA)
+            stage("bench_gpu_host", 30)(bench)(files, weights, gpu, ["fp32", "bf16"], pool,
+                                               "/host", None, "host")
         if "micro_gpu" in stages:
             stage("micro_gpu", 25)(micro)(weights, gpu, [1, 32, 128, 256, 512],
                                           ["fp32", "bf16"], args.micro_time)
+        if "bench_gpu_seq" in stages:  # the host path with 1 preprocessing thread
+            stage("bench_gpu_seq", 30)(bench)(files, weights, gpu, ["fp32", "bf16"], pool,
+                                              "/seq", 1, "host")
         if "bench_cpu" in stages:
             stage("bench_cpu", 45)(bench)(files, weights, "cpu", ["fp32", "bf16"], pool)
         if "bench_cpu_seq" in stages:
@@ -433,7 +499,8 @@ def main() -> int:
         f"{a} vs {b}": compare(a, b) for a, b in [
             (f"{gpu}/fp32", "cpu/fp32"), (f"{gpu}/bf16", f"{gpu}/fp32"),
             ("cpu/bf16", "cpu/fp32"), (f"{gpu}/bf16", "cpu/bf16"),
-            (f"{gpu}/fp32", f"{gpu}/fp32/seq"), (f"{gpu}/bf16", f"{gpu}/bf16/seq"),
+            (f"{gpu}/fp32", f"{gpu}/fp32/host"), (f"{gpu}/bf16", f"{gpu}/bf16/host"),
+            (f"{gpu}/fp32/host", f"{gpu}/fp32/seq"), (f"{gpu}/bf16/host", f"{gpu}/bf16/seq"),
             ("cpu/fp32", "cpu/fp32/seq"), ("cpu/bf16", "cpu/bf16/seq"),
             (f"{gpu}/fp32/w16", f"{gpu}/fp32")]}
     d = np.abs(np.array(RESULT.get("runs", {}).get("cpu/fp32", RESULT.get("runs", {}).get(

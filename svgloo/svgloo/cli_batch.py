@@ -39,6 +39,10 @@ def register(sub) -> None:
                         "on a local Ray instance with --workers CPUs, else on that cluster "
                         "(auto, HOST:6379, ray://HOST:10001); with a model backbone (clip) "
                         "an actor holds the model and batches the tasks' images")
+    p.add_argument("--ray-encoders", type=int, metavar="N",
+                   help="with --ray and a model backbone: encoder actors holding the model, "
+                        "each batching the images of its share of the files (default: one "
+                        "per GPU of the cluster, at least one)")
     proof = p.add_mutually_exclusive_group()
     proof.add_argument("--proof", dest="proof", action="store_true",
                        help="also prove which units may be deleted (two renderers, several "
@@ -88,6 +92,8 @@ def run(args) -> int:
         raise ConfigError(None, "nothing to do: --no-score without --structure")
     if args.workers < 1:
         raise ConfigError(None, "--workers must be at least 1")
+    if args.ray_encoders is not None and (args.ray is None or args.ray_encoders < 1):
+        raise ConfigError(None, "--ray-encoders needs --ray and at least 1")
     files = find_svgs(args.dir)
     if args.limit:
         files = files[:args.limit]
@@ -95,7 +101,8 @@ def run(args) -> int:
     settings = settings_from_args(args).with_(prove=args.proof)
     # a model backbone is held once and fed images of several files at once
     executor = make_executor(args.workers, args.ray,
-                             settings if args.score and model_backbone(settings) else None)
+                             settings if args.score and model_backbone(settings) else None,
+                             encoders=args.ray_encoders)
     counts = run_batch(files, args.out, settings, do_score=args.score,
                        do_structure=args.structure, workers=args.workers,
                        retry_errors=args.retry_errors, progress=sys.stderr.isatty(),

@@ -36,6 +36,12 @@ def add_scoring_arguments(p) -> None:
                    help="model backbones (clip): numeric precision of the image encoder; "
                         "bf16 and int8 are faster on CPUs and drift slightly from fp32 "
                         "(see the README's measurements). Default fp32")
+    p.add_argument("--preprocess", choices=["auto", "host", "device"],
+                   default=DEFAULT.preprocess,
+                   help="model backbones (clip): where images are resized and normalised: "
+                        "host (open_clip's PIL transform), device (on the model's device, "
+                        "within one 8-bit level of it), auto (device on CUDA, else host). "
+                        "Default auto")
     p.add_argument("--method", choices=["fast", "naive"], default=DEFAULT.method,
                    help="leave-one-out method (default fast; naive renders the document once "
                         "per unit)")
@@ -98,6 +104,7 @@ def settings_from_args(args):
                          device=args.device, speck_threshold=args.speck_threshold,
                          hidden_threshold=args.hidden_threshold,
                          precision=getattr(args, "precision", DEFAULT.precision),
+                         preprocess=getattr(args, "preprocess", DEFAULT.preprocess),
                          limits=limits_from_args(args))
 
 

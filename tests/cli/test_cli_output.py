@@ -314,3 +314,55 @@ def test_eval_summary_says_one_worker():
     out = io.StringIO()
     print_table(result, out)
     assert "1 worker)" in out.getvalue() and "1 workers" not in out.getvalue()
+
+
+def test_ray_encoders_needs_ray_and_a_positive_count(tmp_path, capsys, monkeypatch):
+    """--ray-encoders is refused with one line before any file is read or Ray started;
+    with --ray it reaches the executor (make_executor stands in: no cluster here)."""
+    from svgloo import cli_batch
+    from svgloo.cli import main
+    from svgloo.validation import executors
+
+    src = tmp_path / "in"
+    src.mkdir()
+    out = ["--out", str(tmp_path / "out")]  # a regression writes there, not into the cwd
+    assert main(["batch", str(src), *out, "--ray-encoders", "2"]) == 2
+    assert "--ray-encoders needs --ray" in capsys.readouterr().err
+    assert main(["batch", str(src), *out, "--ray", "--ray-encoders", "0"]) == 2
+    seen = {}
+
+    def fake(workers, ray, settings, encoders=None):
+        seen.update(ray=ray, encoders=encoders)
+        return executors.LocalExecutor(workers)
+
+    monkeypatch.setattr(executors, "make_executor", fake)
+    monkeypatch.setattr(cli_batch, "model_backbone", lambda settings: True)
+    main(["batch", str(src), *out, "--ray", "--ray-encoders", "3"])
+    assert seen == {"ray": "local", "encoders": 3}
+
+
+def test_preprocess_reaches_the_backbone_and_one_without_it_is_refused(capsys, monkeypatch):
+    from svgloo.cli import main
+    from svgloo.engine.scoring import backbones
+    from svgloo.engine.settings import ScoreSettings
+
+    code = main(["score", str(EXAMPLES / "billiards.svg"), "--backbone", "pixel",
+                 "--preprocess", "device"])
+    assert code == 2
+    assert "the pixel backbone has no preprocess setting (--preprocess device)" in \
+        capsys.readouterr().err
+    made = []
+
+    class Recorder:
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+
+    monkeypatch.setattr(backbones, "load_plugin", lambda group, name: Recorder)
+    monkeypatch.setattr(backbones, "_cache", {})  # no recorder stays loaded after the test
+    backbones.get_backbone("recorder", None, "cpu", "fp32", "host")
+    backbones.get_backbone("recorder", None, "cpu")  # the defaults are not passed
+    assert made == [{"device": "cpu", "weights": None, "preprocess": "host"},
+                    {"device": "cpu", "weights": None}]
+    # results made before the setting existed keep their keys; another choice has its own
+    assert "preprocess" not in ScoreSettings().key()
+    assert ScoreSettings(preprocess="device").key()["preprocess"] == "device"

@@ -351,3 +351,5 @@ def test_bench_clip_scores_every_precision_end_to_end(tiny, tmp_path, corpus_dir
         assert row["encoded"] / t["score_s"] == pytest.approx(row["encoder_images_per_s"],
                                                               rel=1e-3)
         assert 0 < t["score_s"] <= t["total_s"] <= row["wall_s"] * 1.01
+        # the similarity step's preprocessing, timed inside it (the host path on the CPU)
+        assert row["preprocess_on"] == "host" and 0 < row["preprocess_s"] < t["score_s"]

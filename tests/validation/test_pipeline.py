@@ -96,10 +96,11 @@ def test_images_of_several_files_go_through_the_encoder_together_with_equal_numb
     assert sum(n for n, _ in batches) >= sum(changed_per_file)
 
 
-def test_ray_tasks_score_and_an_actor_holds_the_model_with_equal_numbers(
+def test_ray_tasks_score_and_a_pool_of_encoder_actors_holds_the_model_with_equal_numbers(
         tiny, clip, folder, tmp_path, render_pool):
-    """svgloo batch --ray with a model backbone: Ray tasks score the files, one encoder
-    actor holds the (tiny) model and embeds their images; numbers as the per-file path."""
+    """svgloo batch --ray with a model backbone: Ray tasks score the files, two encoder
+    actors each hold the (tiny) model and embed the images of the files sent to them;
+    numbers as the per-file path, and both actors had files."""
     pytest.importorskip("ray", reason="the [cluster] extra (ray) is not installed")
     import functools
 
@@ -107,8 +108,8 @@ def test_ray_tasks_score_and_an_actor_holds_the_model_with_equal_numbers(
 
     cfg, ckpt = tiny
     make = functools.partial(ClipBackbone, device="cpu", weights=ckpt, model_name=cfg)
-    executor = RayPipelineExecutor(make, None, workers=2, gather_wait_s=0.5)
-    files = sorted(str(p) for p in folder.iterdir())[:3]
+    executor = RayPipelineExecutor(make, None, workers=2, actors=2, gather_wait_s=0.5)
+    files = sorted(str(p) for p in folder.iterdir())[:4]
     counts = run_batch(files, str(tmp_path / "out"), SETTINGS, executor=executor)
     assert counts["ok"] == len(files) and counts["error"] == 0
     rows = {r["file"]: r["score"] for r in read_results(str(tmp_path / "out"))}
@@ -120,5 +121,38 @@ def test_ray_tasks_score_and_an_actor_holds_the_model_with_equal_numbers(
         assert [u["delta"] for u in got["units"]] == pytest.approx(
             [u["delta"] for u in want["units"]], abs=1e-5)
         changed += sum(u["footprint_pixels"] > 0 for u in want["units"])
-    # every image went through the actor's encoder
+    # every image went through an actor's encoder, and each actor embedded some: the
+    # files were spread over the pool (two files each, in turn)
+    assert len(executor.batches_per_actor) == 2
+    assert all(sum(n for n, _ in passes) > 0 for passes in executor.batches_per_actor)
     assert sum(n for n, _ in executor.batches) >= changed
+
+
+def test_the_encoder_pool_has_one_actor_per_gpu_and_at_least_one():
+    """The default pool size and each actor's share of a GPU, from the cluster's
+    resources (a stand-in for ray: no cluster is started)."""
+    from svgloo.validation.executors import RayPipelineExecutor
+
+    started = []
+
+    class FakeRay:
+        def __init__(self, gpus):
+            self.gpus = gpus
+
+        def cluster_resources(self):
+            return {"CPU": 16.0, **({"GPU": self.gpus} if self.gpus else {})}
+
+        def remote(self, **options):
+            def wrap(cls):
+                class Handle:
+                    @staticmethod
+                    def remote(*args):
+                        started.append(options["num_gpus"])
+                return Handle
+            return wrap
+
+    for gpus, actors, want in [(0, None, [0.0]), (4, None, [1.0] * 4),
+                               (1, 2, [0.5, 0.5]), (8, 2, [1.0, 1.0])]:
+        started.clear()
+        RayPipelineExecutor(lambda: None, actors=actors)._start_actors(FakeRay(gpus))
+        assert started == want, (gpus, actors)

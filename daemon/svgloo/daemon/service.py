@@ -555,7 +555,8 @@ class ScoringService:
 
             s = job.settings
             choice, _ = self._choose(s)
-            backbone = get_backbone(choice.name, s.weights, s.device, s.precision)
+            backbone = get_backbone(choice.name, s.weights, s.device, s.precision,
+                                    s.preprocess)
             check()
             # One kept run per document whether it was proven or not: the removal proof
             # asked for after a scoring without it (the editor's two steps) proves that

@@ -47,6 +47,9 @@ class ScoreSettings:
     speck_threshold: float = SPECK_DEFAULT    # findings.py: fraction of the canvas
     hidden_threshold: float = HIDDEN_DEFAULT  # findings.py: covered share
     precision: str = "fp32"   # model backbones: fp32, or opt-in bf16 / int8 (CLIP)
+    # model backbones (CLIP): where images are resized and normalised; auto = on the
+    # device on CUDA, on the host (open_clip's PIL transform) on the CPU
+    preprocess: str = "auto"
     # The removal proof (proof.py): which units may be deleted. Off, scoring gives the
     # leave-one-out answer alone (every unit's removal "unchecked", no bulk removal) and
     # ``deferred_proof.prove_run`` adds the proof later, equal to a scoring with it on.
@@ -58,6 +61,8 @@ class ScoreSettings:
         """The settings that change a result (for caches)."""
         d = asdict(self)
         d.pop("limits")
+        if d["preprocess"] == "auto":  # the default: the keys of results before the setting
+            d.pop("preprocess")
         return d
 
     def with_(self, **changes) -> "ScoreSettings":

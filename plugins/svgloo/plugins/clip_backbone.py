@@ -19,6 +19,7 @@ import numpy as np
 from svgloo.engine.errors import ConfigError, SvglooError
 from svgloo.engine.reading.files import read_regular_file
 from svgloo.engine.protocols import Reference
+from svgloo.plugins.clip_preprocess import DeviceSteps, device_steps_of
 from svgloo.plugins.torch_util import as_rgb_uint8, pick_device, require
 
 # open_clip's file names and its configuration of the default model (ViT-B-32, "openai"),
@@ -107,16 +108,23 @@ class ClipBackbone:
     takes_text = True
 
     PRECISIONS = ("fp32", "bf16", "int8")
+    # Where the images are resized and normalised: open_clip's PIL transform on host
+    # threads, or the same steps on the model's device (clip_preprocess.py); auto is the
+    # device on CUDA and the host on the CPU, whose numbers stay the host path's.
+    PREPROCESS_MODES = ("auto", "host", "device")
 
     def __init__(self, device: str | None = None, weights: str | None = None,
                  model_name: str = "ViT-B-32", pretrained: str | None = "openai",
                  batch_size: int | None = None, precision: str = "fp32",
-                 preprocess_threads: int | None = None):
+                 preprocess_threads: int | None = None, preprocess: str = "auto"):
         torch = require("torch", "clip")
         open_clip = require("open_clip", "clip")
         if precision not in self.PRECISIONS:
             raise ConfigError(None, f"unknown CLIP precision {precision!r} "
                                     f"({', '.join(self.PRECISIONS)})")
+        if preprocess not in self.PREPROCESS_MODES:
+            raise ConfigError(None, f"unknown CLIP preprocessing {preprocess!r} "
+                                    f"({', '.join(self.PREPROCESS_MODES)})")
         self.device = pick_device(device)
         if precision == "int8" and self.device != "cpu":
             raise ConfigError(None, "--precision int8 (dynamic quantisation) runs on the CPU "
@@ -148,7 +156,7 @@ class ClipBackbone:
             if tag_cfg.get("quick_gelu") and not self.model_name.endswith("quickgelu"):
                 kwargs["force_quick_gelu"] = True
         try:
-            model, _, preprocess = open_clip.create_model_and_transforms(
+            model, _, transform = open_clip.create_model_and_transforms(
                 self.model_name, pretrained=source, device=self.device, **kwargs)
             tokenizer = open_clip.get_tokenizer(self.model_name)
         except ConfigError:
@@ -173,11 +181,25 @@ class ClipBackbone:
             model.visual = torch.ao.quantization.quantize_dynamic(
                 model.visual, {torch.nn.Linear}, dtype=torch.qint8)
         self.model = model
-        self.preprocess = preprocess
+        self.preprocess = transform  # open_clip's PIL transform: the host path
         self.tokenizer = tokenizer
+        self._device_steps, preprocess_note = self._choose_preprocess(preprocess)
+        self.preprocess_on = "device" if self._device_steps else "host"
         suffix = "" if precision == "fp32" else f", {precision}"
-        self.description = f"open_clip {self.model_name} {label} ({self.device}{suffix})"
+        self.description = (f"open_clip {self.model_name} {label} "
+                            f"({self.device}{suffix}{preprocess_note})")
         self._torch = torch
+
+    def _choose_preprocess(self, mode: str) -> tuple[DeviceSteps | None, str]:
+        """The device steps when ``mode`` asks for them and open_clip's transform can be
+        reproduced there, and what the description adds ("" for the host path taken by
+        choice, so that today's descriptions stay as they are)."""
+        if mode == "host" or (mode == "auto" and not self.device.startswith("cuda")):
+            return None, ""
+        steps, why_not = device_steps_of(self.preprocess)
+        if steps is None:
+            return None, f", preprocessing on the host: {why_not}"
+        return steps, ", preprocessing on the device"
 
     # -- weights -------------------------------------------------------------------------
 
@@ -256,6 +278,8 @@ class ClipBackbone:
         dtype conversion runs there). Either way the same transform makes each row, so the
         tensors are the same (tests/plugins/test_clip_backbone.py compares them bit for
         bit)."""
+        if self._device_steps is not None:
+            return self._device_pixels(images)
         torch = self._torch
         if self.preprocess_threads <= 1 or len(images) <= 1:
             batch = [self._preprocess_one(im) for im in images]
@@ -274,6 +298,28 @@ class ClipBackbone:
         if cuda:
             return out.to(self.device, self._dtype, non_blocking=True)
         return out.to(self.device, self._dtype)
+
+    def _device_pixels(self, images: list[np.ndarray]):
+        """The model's input batch made on the device (clip_preprocess.py): images of one
+        size (a batch of leave-one-out images) go as one uint8 batch; images of several
+        sizes (a reference image), one at a time."""
+        assert self._device_steps is not None
+        rows = [as_rgb_uint8(im) for im in images]
+        if len({r.shape for r in rows}) == 1:
+            return self._device_steps(self._upload(rows), self._dtype)
+        return self._torch.cat([self._device_steps(self._upload([r]), self._dtype)
+                                for r in rows])
+
+    def _upload(self, rows: list[np.ndarray]):
+        """(N, H, W, 3) uint8 on the device. On CUDA the rows are stacked straight into
+        pinned memory, so the copy is asynchronous (torch's pinned allocator keeps the
+        buffer alive until the copy is done)."""
+        torch = self._torch
+        if not self.device.startswith("cuda"):
+            return torch.from_numpy(np.stack(rows)).to(self.device)
+        host = torch.empty((len(rows), *rows[0].shape), dtype=torch.uint8, pin_memory=True)
+        np.stack(rows, out=host.numpy())
+        return host.to(self.device, non_blocking=True)
 
     def embed_images(self, images: np.ndarray | list[np.ndarray],
                      batch_size: int | None = None) -> np.ndarray:

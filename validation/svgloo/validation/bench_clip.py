@@ -2,7 +2,7 @@
 
     python -m svgloo.validation.bench_clip [DIR] --weights CKPT [--model NAME_OR_CONFIG]
         [--limit N] [--min-units N] [--max-units N] [--precisions fp32,bf16,int8]
-        [--device cpu] [--json FILE]
+        [--device cpu] [--preprocess auto|host|device] [--json FILE]
 
 Each precision's model is loaded once (as the daemon keeps it warm) and scores every file
 the way `svgloo score --backbone clip` does (fast leave-one-out at 384 px, the file's own
@@ -12,8 +12,10 @@ renders, composites, encoder), images per second of the encoder (images it embed
 of the similarity step; units whose image equals the full render need no encoder pass),
 and against fp32: the correlation of the units' deltas over all files, the largest
 absolute delta difference, and the share of units whose verdict (the paper's +-0.005)
-agrees; the JSON adds the engine's own stage timings (render_s, score_s, ...; no proof_s:
-it scores without the removal proof) summed over the files. Throughput depends on the
+agrees; then where the time goes: the engine's own stage timings (render_s, score_s, ...;
+no proof_s: it scores without the removal proof) summed over the files, with the
+similarity step split into the backbone's preprocessing (``_pixels``, host or device,
+synchronised) and the rest (the encoder); the JSON holds them too. Throughput depends on the
 architecture, not on the weights; drift depends on the weights too: measured with random
 weights it shows only that the machinery works. GPU figures: README (Backbones) and tests/measure_clip_gpu.py.
 """
@@ -41,6 +43,28 @@ def select_files(directory: Path, limit: int, min_units: int, max_units: int) ->
     return chosen[::step][:limit]  # spread over the names, not the first N
 
 
+class PixelsTimer:
+    """Wraps a backbone's ``_pixels`` (its preprocessing: host or device) to sum its time,
+    synchronised on CUDA so that the device's work is counted where it is queued."""
+
+    def __init__(self, backbone) -> None:
+        self.seconds = 0.0
+        self._inner = getattr(backbone, "_pixels", None)
+        if self._inner is not None:
+            backbone._pixels = self
+        self._cuda = str(getattr(backbone, "device", "cpu")).startswith("cuda")
+
+    def __call__(self, images):
+        t = time.perf_counter()
+        out = self._inner(images)
+        if self._cuda:
+            import torch
+
+            torch.cuda.synchronize()
+        self.seconds += time.perf_counter() - t
+        return out
+
+
 def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
     from svgloo.engine.scoring.score import ScoreSettings, score_file
 
@@ -48,6 +72,7 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
     # and the proof, which nothing here reads, was 35% of the run on an H100 (issue 36).
     settings = ScoreSettings(backbone="clip", precision=precision, prove=False)
     score_file(str(files[0]), settings, backbone=backbone, pool=pool)  # warm up
+    pixels = PixelsTimer(backbone)
     units = encoded = 0
     wall = encoder = 0.0
     deltas: list[float] = []
@@ -68,8 +93,24 @@ def run_precision(files: list[Path], backbone, precision: str, pool) -> dict:
     return {"precision": precision, "files": len(files), "units": units, "encoded": encoded,
             "units_per_s": units / max(wall, 1e-9), "encoder_images_per_s":
             encoded / max(encoder, 1e-9), "wall_s": wall,
-            "timings": {k: round(v, 4) for k, v in stages.items()}, "deltas": np.array(deltas),
+            "timings": {k: round(v, 4) for k, v in stages.items()},
+            "preprocess_s": round(pixels.seconds, 4),
+            "preprocess_on": getattr(backbone, "preprocess_on", None),
+            "deltas": np.array(deltas),
             "verdicts": np.array(verdicts)}
+
+
+def where_the_time_goes(row: dict) -> str:
+    """One line: the stages' seconds and shares of the scorings' wall time, the
+    similarity step as preprocessing (where it ran) and encoder."""
+    t, wall = row["timings"], max(row["wall_s"], 1e-9)
+    encoder = t.get("score_s", 0.0) - row["preprocess_s"]
+    parts = [(k[:-2], v) for k, v in t.items() if k not in ("score_s", "total_s")]
+    parts += [(f"preprocess ({row['preprocess_on']})", row["preprocess_s"]),
+              ("encoder", encoder)]
+    parts.append(("other", wall - sum(v for _, v in parts)))
+    return ", ".join(f"{name} {v:.2f} s ({v / wall:.0%})" for name, v in parts) + \
+        f" of {wall:.2f} s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-units", type=int, default=99, help="(default 99)")
     p.add_argument("--precisions", default="fp32,bf16,int8")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--preprocess", default="auto", choices=["auto", "host", "device"],
+                   help="where images are resized and normalised (default auto: the device "
+                        "on CUDA, else the host)")
     p.add_argument("--json", help="write the table to this file")
     args = p.parse_args(argv)
     precisions = args.precisions.split(",")
@@ -101,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for pr in precisions:
             backbone = ClipBackbone(device=args.device, weights=args.weights,
-                                    model_name=args.model, precision=pr)
+                                    model_name=args.model, precision=pr,
+                                    preprocess=args.preprocess)
             rows.append(run_precision(files, backbone, pr, pool))
             del backbone
     finally:
@@ -123,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['precision']:>9} {row['units_per_s']:>9.1f} "
               f"{row['encoder_images_per_s']:>13.1f} {row['delta_correlation']:>10.5f} "
               f"{row['max_delta_difference']:>13.5f} {row['verdict_agreement']:>13.1%}")
+    for row in table:
+        print(f"{row['precision']:>9} {where_the_time_goes(row)}")
     if args.json:
         Path(args.json).write_text(json.dumps({"files": [str(f) for f in files],
                                                "rows": table}, indent=1))

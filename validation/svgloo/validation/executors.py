@@ -9,6 +9,7 @@ job's process died (a job's own failures are rows, not exceptions). ``run_batch`
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -101,35 +102,53 @@ class RayExecutor:
 
 class RayPipelineExecutor(RayExecutor):
     """``--ray`` with a model backbone: Ray tasks score the files (one CPU each, rendering
-    in a render worker of their own) and an actor pool holds the model: ``actors`` encoder
-    actors (``pipeline.EncoderActor``, one GPU each where the cluster has GPUs), each
-    batching the images of the tasks that call it. ``make_backbone`` loads the model in
-    an actor (``pipeline.backbone_factory(settings)``)."""
+    in a render worker of their own) and a pool of encoder actors holds the model
+    (``pipeline.EncoderActor``): ``actors`` of them, by default one per GPU of the
+    cluster (at least one), each with one GPU where the cluster has one for each. A
+    task sends all its file's model calls to one actor, the files going to the actors
+    in turn, so that each actor's CrossFileBatcher gathers the images of its share of
+    the files in flight. ``make_backbone`` loads the model in an actor
+    (``pipeline.backbone_factory(settings)``)."""
 
     name = "ray-pipeline"
 
     def __init__(self, make_backbone, address: str | None = None, workers: int = 1,
-                 actors: int = 1, min_batch: int | None = None,
+                 actors: int | None = None, min_batch: int | None = None,
                  gather_wait_s: float | None = None, actor_concurrency: int = 64):
         super().__init__(address, workers)
         self.make_backbone = make_backbone
-        self.actors = max(1, actors)
+        self.actors = None if actors is None else max(1, actors)
         self.min_batch = min_batch
         self.gather_wait_s = gather_wait_s
         self.actor_concurrency = actor_concurrency
-        self.batches: list[tuple[int, int]] = []  # the actors' encoder passes, after run
+        # after run: each actor's encoder passes, (images, files) each, and all of them
+        self.batches_per_actor: list[list[tuple[int, int]]] = []
+        self.batches: list[tuple[int, int]] = []
+
+    def _start_actors(self, ray) -> list:
+        from svgloo.validation.pipeline import GATHER_WAIT_S, EncoderActor
+
+        gpus = float(ray.cluster_resources().get("GPU", 0))
+        count = self.actors or max(1, int(gpus))
+        # one GPU each where the cluster has one per actor; fewer GPUs are shared evenly
+        per_actor = min(1.0, gpus / count)
+        actor_class = ray.remote(num_cpus=0, num_gpus=per_actor,
+                                 max_concurrency=self.actor_concurrency)(EncoderActor)
+        return [actor_class.remote(self.make_backbone, self.min_batch,
+                                   self.gather_wait_s or GATHER_WAIT_S)
+                for _ in range(count)]
 
     def _remote_for(self, ray, fn):
-        from svgloo.validation.pipeline import GATHER_WAIT_S, EncoderActor, score_with_actor
+        from svgloo.validation.pipeline import score_with_actor
 
-        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= self.actors else 0
-        actor_class = ray.remote(num_cpus=0, num_gpus=gpus,
-                                 max_concurrency=self.actor_concurrency)(EncoderActor)
-        self._pool = [actor_class.remote(self.make_backbone, self.min_batch,
-                                         self.gather_wait_s or GATHER_WAIT_S)
-                      for _ in range(self.actors)]
+        # Not ray.util.ActorPool: it runs each piece of work *in* an actor and gives an
+        # actor one call at a time, while here the files are scored in CPU tasks and
+        # many tasks' calls must wait in one actor together for its batcher to gather
+        # them. The files go to the actors in turn: each actor then has as many files
+        # in flight as any other (the tasks, not the actors, do each file's own work).
+        self._pool = self._start_actors(ray)
         task = ray.remote(num_cpus=1, max_retries=0)(score_with_actor)
-        turn = iter(range(1 << 62))
+        turn = itertools.count()
 
         def submit(*args):
             return task.remote(fn, args, self._pool[next(turn) % len(self._pool)])
@@ -139,17 +158,20 @@ class RayPipelineExecutor(RayExecutor):
     def _finished(self, ray) -> None:
         for actor in getattr(self, "_pool", []):
             try:
-                self.batches.extend(ray.get(actor.batches.remote()))
+                passes = ray.get(actor.batches.remote())
             except Exception:  # noqa: BLE001 - an actor that died: its passes are not counted
-                pass
+                passes = []
+            self.batches_per_actor.append(passes)
+            self.batches.extend(passes)
         self._pool = []
 
 
-def make_executor(workers: int = 1, ray: str | None = None, settings=None):
+def make_executor(workers: int = 1, ray: str | None = None, settings=None,
+                  encoders: int | None = None):
     """``ray`` None: local processes; "local": a local Ray instance; else a Ray address.
     ``settings`` whose backbone is a model (``cli_batch.model_backbone``): the model in
     one place, images batched across files (locally pipeline.PipelineExecutor; on Ray,
-    tasks scoring and an actor holding the model)."""
+    tasks scoring and ``encoders`` actors holding the model, default one per GPU)."""
     if ray is None:
         if settings is not None:
             from svgloo.validation.pipeline import PipelineExecutor
@@ -160,5 +182,6 @@ def make_executor(workers: int = 1, ray: str | None = None, settings=None):
     if settings is not None:
         from svgloo.validation.pipeline import backbone_factory
 
-        return RayPipelineExecutor(backbone_factory(settings), address, workers)
+        return RayPipelineExecutor(backbone_factory(settings), address, workers,
+                                   actors=encoders)
     return RayExecutor(address, workers)

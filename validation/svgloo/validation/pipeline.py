@@ -188,7 +188,8 @@ class PipelineExecutor:
 
         s = self.settings
         backbone = self._backbone or get_backbone(
-            choose_backbone(s.backbone, s.weights).name, s.weights, s.device, s.precision)
+            choose_backbone(s.backbone, s.weights).name, s.weights, s.device, s.precision,
+            s.preprocess)
         self.batcher = batcher = CrossFileBatcher(backbone, self.min_batch)
         pool = RenderPool(workers=self.workers, limits=s.limits)
 
@@ -283,7 +284,8 @@ def backbone_factory(settings) -> Callable:
 
     return functools.partial(get_backbone, choose_backbone(settings.backbone,
                                                            settings.weights).name,
-                             settings.weights, settings.device, settings.precision)
+                             settings.weights, settings.device, settings.precision,
+                             settings.preprocess)
 
 
 __all__ = ["CrossFileBatcher", "PipelineExecutor", "embeds_images", "EncoderActor",

@@ -1,6 +1,6 @@
 """Choosing and keeping similarity backbones (plugins found through entry points).
 
-Instances are cached per (name, weights, device): loading CLIP takes seconds, and the
+Instances are cached per (name, weights, device, precision, preprocess): loading CLIP takes seconds, and the
 daemon keeps one warm engine per backbone.
 """
 
@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from svgloo.engine.protocols import discover, load_plugin
 
 from svgloo.engine.errors import ConfigError
+from svgloo.engine.settings import ScoreSettings, field_default
 
 GROUP = "svgloo.backbones"
 _cache: dict[tuple, object] = {}
+_OPTION_DEFAULTS = {k: field_default(ScoreSettings, k) for k in ("precision", "preprocess")}
 _lock = threading.Lock()
 
 
@@ -52,14 +54,15 @@ def loaded_backbones() -> list[dict]:
     with _lock:
         return [{"name": name, "weights": weights, "precision": precision,
                  "device": str(getattr(inst, "device", None) or device or "cpu")}
-                for (name, weights, device, precision), inst in _cache.items()]
+                for (name, weights, device, precision, _), inst in _cache.items()]
 
 
 def get_backbone(name: str, weights: str | None = None, device: str | None = None,
-                 precision: str = "fp32"):
-    """``precision`` other than fp32 is passed to the plugin (CLIP takes bf16 and int8);
-    plugins that do not take it are refused it with a clear error."""
-    key = (name, weights, device, precision)
+                 precision: str = "fp32", preprocess: str = "auto"):
+    """``precision`` other than fp32 and ``preprocess`` other than auto are passed to the
+    plugin (CLIP takes bf16 and int8, host and device); plugins that do not take them are
+    refused them with a clear error."""
+    key = (name, weights, device, precision, preprocess)
     with _lock:
         if key in _cache:
             return _cache[key]
@@ -70,14 +73,17 @@ def get_backbone(name: str, weights: str | None = None, device: str | None = Non
     except ImportError as exc:
         raise ConfigError(None, f"backbone {name!r} needs packages that are not installed "
                                 f"({exc.name}); install svgloo[clip]") from None
-    if precision == "fp32":
-        instance = cls(device=device, weights=weights)
-    else:
-        try:
-            instance = cls(device=device, weights=weights, precision=precision)
-        except TypeError:
-            raise ConfigError(None, f"the {name} backbone has no precision setting "
-                                    f"(--precision {precision})") from None
+    # a setting at its default is not passed: plugins without it load as before
+    options = {k: v for k, v in {"precision": precision, "preprocess": preprocess}.items()
+               if v != _OPTION_DEFAULTS[k]}
+    try:
+        instance = cls(device=device, weights=weights, **options)
+    except TypeError:
+        if not options:
+            raise
+        flags = " ".join(f"--{k} {v}" for k, v in options.items())
+        raise ConfigError(None, f"the {name} backbone has no {' or '.join(options)} "
+                                f"setting ({flags})") from None
     with _lock:
         _cache.setdefault(key, instance)
         return _cache[key]

@@ -152,7 +152,7 @@ def _score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     choice = choose_backbone(settings.backbone, settings.weights)
     if backbone is None:
         backbone = get_backbone(choice.name, settings.weights, settings.device,
-                                settings.precision)
+                                settings.precision, settings.preprocess)
     spec = resolve_reference(doc.name, doc, takes_text=backbone.takes_text,
                              reference=settings.reference, prompt=settings.prompt)
     if spec.kind == "text" and not backbone.takes_text:
