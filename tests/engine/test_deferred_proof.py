@@ -116,3 +116,19 @@ def test_a_stale_proof_stops_when_asked(corpus_dir, render_pool):
     with pytest.raises(Cancelled):
         prove_run(quick, pool=render_pool, should_stop=stop)
     assert not is_proven(quick.result)
+
+
+@pytest.mark.parametrize("name, drawn", [
+    # Every unit under one mask: leave-one-out renders naively, the picture is not read.
+    ("logos/lighthouse.svg", set()),
+    # Shapes only, text rendered as written: the leave-one-out's full render is CairoSVG's.
+    ("feather/alert-octagon.svg", {"cairosvg"}),
+])
+def test_a_scoring_without_the_proof_draws_only_the_pictures_it_reads(
+        corpus_dir, render_pool, name, drawn):
+    path = corpus_dir / name
+    quick = score_text(path.read_text(), str(path), _settings(render_pool, prove=False),
+                       pool=render_pool)
+    assert set(quick.pictures._threads) == drawn
+    full = score_text(path.read_text(), str(path), _settings(render_pool), pool=render_pool)
+    assert set(full.pictures._threads) == {"cairosvg", "resvg"}

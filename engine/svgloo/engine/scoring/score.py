@@ -174,10 +174,12 @@ def _score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
     basis = None if previous is None else (
         previous.proof if previous.proof is not None else previous.proof_basis)
     # The document's pictures in both renderers, from now on beside the layers: the
-    # leave-one-out's full render and the proof's comparison of the renderers (resvg's
-    # only once the proof asks for it, when it is not run now).
+    # leave-one-out's full render and the proof's comparison of the renderers. Without
+    # the proof each starts when first asked for: the leave-one-out reads CairoSVG's only
+    # when it renders the text as written (not after absolute_subpaths, not naively), and
+    # a batch of such files paid for a picture nobody looked at (15 of 56 tuning files).
     pictures = FullPictures(doc.text, settings.size, limits, pool, doc.name,
-                            PROOF_RENDERERS if settings.prove else ("cairosvg",))
+                            PROOF_RENDERERS if settings.prove else ())
     # After an edit, what the proof's reuse measures starts once the layers are drawn.
     early = EarlyMeasures(basis, units, limits, pool, pictures) \
         if settings.prove and basis is not None else None
