@@ -34,6 +34,19 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
+@pytest.fixture(scope="module")
+def tiny_clip_files(tmp_path_factory) -> tuple[str, str]:
+    """A tiny randomly initialised open_clip model (tests/plugins/tiny_models.py; the
+    [clip] extra): its config's and checkpoint's paths."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "plugins"))
+    from tiny_models import tiny_clip_checkpoint
+
+    cfg, ckpt, _, _ = tiny_clip_checkpoint(tmp_path_factory.mktemp("clip"))
+    return str(cfg), str(ckpt)
+
+
 def hang_detector_s() -> float:
     """pytest-timeout's per-test limit (pyproject.toml): the suite's hang detector."""
     import tomllib

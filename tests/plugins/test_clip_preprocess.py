@@ -10,9 +10,6 @@ with bilinear)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,9 +17,6 @@ pytestmark = pytest.mark.torch
 
 torch = pytest.importorskip("torch")
 open_clip = pytest.importorskip("open_clip")
-
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_models import tiny_clip_checkpoint  # noqa: E402
 
 from open_clip.transform import PreprocessCfg, image_transform_v2  # noqa: E402
 from PIL import Image  # noqa: E402
@@ -115,14 +109,8 @@ def test_transforms_not_reproduced_are_refused_with_the_reason():
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    cfg, ckpt, _, _ = tiny_clip_checkpoint(tmp_path_factory.mktemp("clip"))
-    return str(cfg), str(ckpt)
-
-
-@pytest.fixture(scope="module")
-def host_and_device(tiny):
-    cfg, ckpt = tiny
+def host_and_device(tiny_clip_files):
+    cfg, ckpt = tiny_clip_files
     return (ClipBackbone(device="cpu", weights=ckpt, model_name=cfg),
             ClipBackbone(device="cpu", weights=ckpt, model_name=cfg, preprocess="device"))
 
@@ -151,8 +139,8 @@ def test_backbone_inputs_embeddings_and_cosines_track_the_host_path(host_and_dev
                                atol=1e-4)
 
 
-def test_a_transform_it_cannot_reproduce_keeps_the_host_path_and_says_so(tiny):
-    cfg, ckpt = tiny
+def test_a_transform_it_cannot_reproduce_keeps_the_host_path_and_says_so(tiny_clip_files):
+    cfg, ckpt = tiny_clip_files
     backbone = ClipBackbone(device="cpu", weights=ckpt, model_name=cfg, preprocess="host")
     backbone.preprocess = image_transform_v2(PreprocessCfg(size=(32, 32),
                                                            resize_mode="longest"),

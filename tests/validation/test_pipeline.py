@@ -5,8 +5,6 @@ per-file path. On a tiny, randomly initialised CLIP (no network, no real weights
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,9 +12,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 pytest.importorskip("torch")
 pytest.importorskip("open_clip")
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
-from tiny_models import tiny_clip_checkpoint  # noqa: E402
 
 from svgloo.engine.scoring.score import ScoreSettings, score_file  # noqa: E402
 from svgloo.plugins.clip_backbone import ClipBackbone  # noqa: E402
@@ -30,14 +25,8 @@ SETTINGS = ScoreSettings(backbone="clip", size=64, prove=False)
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    cfg, ckpt, _, _ = tiny_clip_checkpoint(tmp_path_factory.mktemp("clip"))
-    return str(cfg), str(ckpt)
-
-
-@pytest.fixture(scope="module")
-def clip(tiny):
-    cfg, ckpt = tiny
+def clip(tiny_clip_files):
+    cfg, ckpt = tiny_clip_files
     return ClipBackbone(device="cpu", weights=ckpt, model_name=cfg)
 
 
@@ -97,7 +86,7 @@ def test_images_of_several_files_go_through_the_encoder_together_with_equal_numb
 
 
 def test_ray_tasks_score_and_a_pool_of_encoder_actors_holds_the_model_with_equal_numbers(
-        tiny, clip, folder, tmp_path, render_pool):
+        tiny_clip_files, clip, folder, tmp_path, render_pool):
     """svgloo batch --ray with a model backbone: Ray tasks score the files, two encoder
     actors each hold the (tiny) model and embed the images of the files sent to them;
     numbers as the per-file path, and both actors had files."""
@@ -106,7 +95,7 @@ def test_ray_tasks_score_and_a_pool_of_encoder_actors_holds_the_model_with_equal
 
     from svgloo.validation.executors import RayPipelineExecutor
 
-    cfg, ckpt = tiny
+    cfg, ckpt = tiny_clip_files
     make = functools.partial(ClipBackbone, device="cpu", weights=ckpt, model_name=cfg)
     executor = RayPipelineExecutor(make, None, workers=2, actors=2, gather_wait_s=0.5)
     files = sorted(str(p) for p in folder.iterdir())[:4]
