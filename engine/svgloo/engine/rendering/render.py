@@ -92,7 +92,30 @@ def _surface_class():
 # Channel order of cairo's ARGB32 in memory (native-endian words): B, G, R, A on
 # little-endian machines.
 _TO_RGBA = [2, 1, 0, 3] if np.little_endian else [1, 2, 3, 0]
-_ALPHA = 3 if np.little_endian else 0
+
+
+def _to_rgba(view: np.ndarray) -> np.ndarray:
+    """Cairo's native (h, w, 4) pixels as a new contiguous RGBA array. Four strided
+    channel copies: numpy's fancy index on the last axis costs about 6x as much, and
+    thousands of layers are converted per batch."""
+    rgba = np.empty(view.shape, np.uint8)
+    for channel, source in enumerate(_TO_RGBA):
+        rgba[..., channel] = view[..., source]
+    return rgba
+
+
+def _alpha_box(view: np.ndarray) -> tuple[int, int, int, int] | None:
+    """(y0, y1, x0, x1) of the pixels with alpha > 0 in cairo's native (h, w, 4) view,
+    or None. ARGB32 is one native-endian 32-bit word a pixel with alpha in its top byte,
+    so a word above 0xFFFFFF is a pixel with alpha: one max over words instead of an
+    ``any`` over a strided byte plane (about 4x faster on a 384 px canvas)."""
+    words = view.view(np.uint32)[..., 0]
+    rows = np.flatnonzero(words.max(axis=1) > 0xFFFFFF)
+    if rows.size == 0:
+        return None
+    y0, y1 = int(rows[0]), int(rows[-1]) + 1
+    cols = np.flatnonzero(words[y0:y1].max(axis=0) > 0xFFFFFF)
+    return y0, y1, int(cols[0]), int(cols[-1]) + 1
 
 
 _DECLARED_ENCODING = re.compile(r"""^(\ufeff?\s*<\?xml[^>]*?\bencoding\s*=\s*)(["'])[^"']*\2""")
@@ -156,7 +179,7 @@ def render_rgba(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
     ``background`` colour CairoSVG paints it first, so alpha is 255 everywhere."""
     surface, view = _render_native(svg_text, size, limits, name, dpi=dpi,
                                    background=background)
-    rgba = np.ascontiguousarray(view[..., _TO_RGBA])
+    rgba = _to_rgba(view)
     del surface
     return rgba
 
@@ -189,7 +212,7 @@ def render_region_rgba(svg_text: str | bytes, canvas: int, box: tuple,
     cs = surface.cairo
     stride = cs.get_stride()
     view = np.frombuffer(cs.get_data(), dtype=np.uint8).reshape(h, stride)[:, : w * 4]
-    return np.ascontiguousarray(view.reshape(h, w, 4)[..., _TO_RGBA])
+    return _to_rgba(view.reshape(h, w, 4))
 
 
 CAPTURE_ATTR = "data-svgloo-capture"
@@ -236,15 +259,12 @@ def _crop_group(group) -> Layer:
     dx, dy = group.get_device_offset()
     view = np.frombuffer(group.get_data(), dtype=np.uint8).reshape(h, stride)[:, : w * 4]
     view = view.reshape(h, w, 4)
-    alpha = view[..., _ALPHA]
-    rows = np.flatnonzero(alpha.any(axis=1))
-    if rows.size == 0:
+    box = _alpha_box(view)
+    if box is None:
         return NO_LAYER
-    cols = np.flatnonzero(alpha[rows[0]:rows[-1] + 1].any(axis=0))
+    y0, y1, x0, x1 = box
     oy, ox = int(round(-dy)), int(round(-dx))
-    crop = np.ascontiguousarray(view[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1][..., _TO_RGBA])
-    return Layer((oy + int(rows[0]), oy + int(rows[-1]) + 1, ox + int(cols[0]),
-                  ox + int(cols[-1]) + 1), crop)
+    return Layer((oy + y0, oy + y1, ox + x0, ox + x1), _to_rgba(view[y0:y1, x0:x1]))
 
 
 def render_captured_layers(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
@@ -270,13 +290,10 @@ def render_layer(svg_text: str | bytes, size: int = DEFAULT_RENDER_SIZE,
     NO_LAYER for an empty one. Only the crop is converted, which matters when thousands
     of small layers are rendered."""
     surface, view = _render_native(svg_text, size, limits, name)
-    alpha = view[..., _ALPHA]
-    rows = np.flatnonzero(alpha.any(axis=1))
-    if rows.size == 0:
+    box = _alpha_box(view)
+    if box is None:
         return NO_LAYER
-    cols = np.flatnonzero(alpha[rows[0]:rows[-1] + 1].any(axis=0))
-    box = (int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1)
-    crop = np.ascontiguousarray(view[box[0]:box[1], box[2]:box[3]][..., _TO_RGBA])
+    crop = _to_rgba(view[box[0]:box[1], box[2]:box[3]])
     del surface
     return Layer(box, crop)
 
