@@ -69,10 +69,13 @@ def largest_corpus_file() -> Path:
     return max(files, key=lambda p: p.stat().st_size)
 
 
-def start_scoring(path: Path, command: str = "score") -> subprocess.Popen:
+def start_scoring(path: Path, command: str = "score", out: Path | None = None
+                  ) -> subprocess.Popen:
     args = [sys.executable, "-m", "svgloo", command, str(path), "--backbone", "pixel"]
     if command == "view":
         args.append("--no-concepts")
+    if command == "batch":  # path: a folder; batch workers forked from the command itself
+        args += ["--out", str(out), "--workers", "2", "--no-proof"]
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True, env=env)
@@ -102,12 +105,21 @@ def stdout_closes(proc: subprocess.Popen, timeout: float) -> bool:
 
 @pytest.mark.parametrize("command,signum", [
     ("score", signal.SIGTERM), ("score", signal.SIGHUP), ("score", signal.SIGKILL),
-    ("view", signal.SIGTERM), ("view", signal.SIGKILL)],
-    ids=["score-SIGTERM", "score-SIGHUP", "score-SIGKILL", "view-SIGTERM", "view-SIGKILL"])
-def test_killed_command_leaves_no_process_behind(command, signum):
+    ("view", signal.SIGTERM), ("view", signal.SIGKILL),
+    ("batch", signal.SIGTERM), ("batch", signal.SIGKILL)],
+    ids=["score-SIGTERM", "score-SIGHUP", "score-SIGKILL", "view-SIGTERM", "view-SIGKILL",
+         "batch-SIGTERM", "batch-SIGKILL"])
+def test_killed_command_leaves_no_process_behind(command, signum, tmp_path):
     if command == "view":
         pytest.importorskip("PyQt6.QtWidgets")
-    proc = start_scoring(largest_corpus_file(), command)
+    path = largest_corpus_file()
+    if command == "batch":  # the largest file twice: both batch workers busy with it
+        folder = tmp_path / "drawings"
+        folder.mkdir()
+        for name in ("a.svg", "b.svg"):
+            (folder / name).symlink_to(path)
+        path = folder
+    proc = start_scoring(path, command, tmp_path / "out")
     pgid = proc.pid
     try:
         os.kill(proc.pid, signum)

@@ -197,6 +197,13 @@ def write_summary(out_dir: str, files: list[str], key: str) -> Path:
     return path
 
 
+def _bar_without_monitor(tqdm):
+    """tqdm without its monitor thread (started by every bar, even a disabled one; it
+    only tunes bars updated many times a second): the local executor forks its workers
+    from this process only while it has no thread but the main one."""
+    return type("BatchBar", (tqdm,), {"monitor_interval": 0})
+
+
 def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True,
               do_structure: bool = False, workers: int = 1, retry_errors: bool = False,
               progress: bool = False, executor=None) -> dict:
@@ -222,7 +229,7 @@ def run_batch(files: list[str], out_dir: str, settings, *, do_score: bool = True
     counts: dict[str, Any] = {"files": len(files), "skipped": skipped, "ok": 0, "error": 0,
                               "images": 0}
     t0 = time.perf_counter()
-    bar = tqdm(total=len(todo), desc="batch", unit="file", disable=not progress)
+    bar = _bar_without_monitor(tqdm)(total=len(todo), desc="batch", unit="file", disable=not progress)
     with open(Path(out_dir) / RESULTS, "a") as out:
         def record(row):
             out.write(json.dumps(row) + "\n")

@@ -15,7 +15,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 
 class LocalExecutor:
-    """``workers`` processes on this machine (forkserver where available)."""
+    """``workers`` processes on this machine: forked from this process where a one-shot
+    program allowed it and loaded the renderer (``svgloo batch``: see
+    worker_start.pool_context_forking_here), else from a fork server where there is one."""
 
     name = "local"
 
@@ -23,12 +25,15 @@ class LocalExecutor:
         self.workers = max(1, workers)
 
     def run(self, fn, jobs):
+        from svgloo.engine.processes import worker_start
+
         if not jobs:
             return
-        ctx = multiprocessing.get_context(
+        ctx = worker_start.pool_context_forking_here() or multiprocessing.get_context(
             "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
-            futures = {ex.submit(fn, *args): key for key, args in jobs}
+            with worker_start.signals_held_while_forking():  # a fork, at the first submit
+                futures = {ex.submit(fn, *args): key for key, args in jobs}
             for fut in as_completed(futures):
                 try:
                     yield futures[fut], fut.result(), None

@@ -300,10 +300,8 @@ if hasattr(multiprocessing.context, "ForkProcess"):  # POSIX
         """A render worker forked from its owner itself (``allow_direct_fork``). A fork
         runs nothing of the caller's (no ``__main__``, nothing unpickled): the child
         continues from the fork with what the owner had imported. Right after the fork
-        it gets what a fork-server worker has: its own stderr file, a ``sys.path`` without
-        the folder svgloo runs in (for what it imports later), and the default action for
-        the termination signals the owner handles itself (the CLI's handler would close
-        the owner's pools, from inside a worker)."""
+        it gets what a fork-server worker has (``_as_after_a_fork_server``) and its own
+        stderr file."""
 
         @staticmethod
         def _Popen(process_obj):
@@ -311,17 +309,59 @@ if hasattr(multiprocessing.context, "ForkProcess"):  # POSIX
             return multiprocessing.context.ForkProcess._Popen(process_obj)
 
         def _bootstrap(self, *args, **kwargs):
-            for name in ("SIGTERM", "SIGHUP"):
-                sig = getattr(signal, name, None)
-                if sig is not None and callable(signal.getsignal(sig)):
-                    signal.signal(sig, signal.SIG_DFL)
-            if _mask_outside_launch is not None:  # forked while they were held
-                signal.pthread_sigmask(signal.SIG_SETMASK, _mask_outside_launch)
+            _as_after_a_fork_server()
             if self._stderr_path:
                 flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
                 os.dup2(os.open(self._stderr_path, flags, 0o600), 2)
-            sys.path[:] = installed_sys_path(sys.path)
             return super()._bootstrap(*args, **kwargs)
+
+    class _ForkedPoolProcess(multiprocessing.context.ForkProcess):
+        """A worker of a process pool (``svgloo batch``'s) forked from its owner itself
+        (``pool_context_forking_here``), with what the owner had imported: the renderer
+        is not imported again in every worker. It dies with the owner: forked, it holds
+        the owner's ends of the pool's pipes, so it would never read the end of them."""
+
+        @staticmethod
+        def _Popen(process_obj):
+            process_obj._owner_pid = os.getpid()
+            return multiprocessing.context.ForkProcess._Popen(process_obj)
+
+        def _bootstrap(self, *args, **kwargs):
+            die_with_parent()
+            if os.getppid() != self._owner_pid:  # gone between the fork and the prctl
+                os._exit(1)
+            _as_after_a_fork_server()
+            return super()._bootstrap(*args, **kwargs)
+
+
+def _as_after_a_fork_server() -> None:
+    """In a child just forked from its owner: what a fork-server child starts with. The
+    default action for the termination signals the owner handles itself (the CLI's
+    handler would close the owner's pools, from inside a worker), the signal mask from
+    before the launch, and a ``sys.path`` without the folder svgloo runs in (for what the
+    child imports later)."""
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and callable(signal.getsignal(sig)):
+            signal.signal(sig, signal.SIG_DFL)
+    if _mask_outside_launch is not None:  # forked while they were held
+        signal.pthread_sigmask(signal.SIG_SETMASK, _mask_outside_launch)
+    sys.path[:] = installed_sys_path(sys.path)
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent exits (Linux only; the
+    caller checks that the parent did not go before the request)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no libc prctl: the owner's other watches apply
+        pass
 
 
 def render_worker_context(method: str):
@@ -361,13 +401,18 @@ def os_thread_count() -> int:
         return threading.active_count()
 
 
+def direct_fork_possible() -> bool:
+    """Whether workers may ever be forked directly here: on Linux (macOS and Windows keep
+    the fork server or spawn)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
 def direct_fork_now() -> bool:
     """Whether a pool started now forks its workers from this process: it was allowed, on
     Linux (macOS and Windows keep the fork server or spawn), from the main thread (a
     worker asks to die with the thread that forked it) and with no other thread running
     (then forking is safe, and Python 3.12+ has nothing to warn about)."""
-    return (_direct_fork and sys.platform.startswith("linux")
-            and "fork" in multiprocessing.get_all_start_methods()
+    return (_direct_fork and direct_fork_possible()
             and threading.current_thread() is threading.main_thread()
             and os_thread_count() == 1)
 
@@ -416,6 +461,22 @@ def load_renderer_here() -> None:
     finally:
         if chosen is None:  # read when OpenBLAS loads; processes started later get the user's
             os.environ.pop("OPENBLAS_NUM_THREADS", None)
+
+
+def pool_context_forking_here():
+    """A multiprocessing context whose processes are forked from this process, for a
+    ProcessPoolExecutor (which forks all its workers at the first submit, before its
+    own thread starts), or None where that is not safe now (``direct_fork_now``: only a
+    one-shot program that allowed it, on Linux, single-threaded). The caller loads what
+    its workers need first (``load_renderer_here``) and submits inside
+    ``signals_held_while_forking``."""
+    if not direct_fork_now():
+        return None
+    if "pool" not in _contexts:
+        context: Any = type(multiprocessing.get_context("fork"))()
+        context.Process = _ForkedPoolProcess
+        _contexts["pool"] = context
+    return _contexts["pool"]
 
 
 def worker_context():

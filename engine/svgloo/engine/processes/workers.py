@@ -32,23 +32,10 @@ from concurrent.futures.process import BrokenProcessPool
 from svgloo.engine.errors import LimitError, RenderError, SvglooError, WorkerError
 from svgloo.engine.processes.fair_dispatch import FairDispatcher
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits, current_budget
+from svgloo.engine.processes.worker_start import die_with_parent as _die_with_parent
 from svgloo.engine.processes.worker_start import (discard_worker_stderr, signals_held_while_forking,
                                                   start_fork_server, stderr_is_own_file,
                                                   trim_stderr_file, worker_context, worker_stderr_tail)
-
-
-def _die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this process when its parent exits (Linux only)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # no libc prctl: the owner watch below still applies
-        pass
 
 
 def _pid_exists(pid: int, others_count: bool = True) -> bool:
