@@ -17,7 +17,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 class LocalExecutor:
     """``workers`` processes on this machine: forked from this process where a one-shot
     program allowed it and loaded the renderer (``svgloo batch``: see
-    worker_start.pool_context_forking_here), else from a fork server where there is one."""
+    worker_start.pool_context_forking_here), else from the render workers' fork server
+    where there is one."""
 
     name = "local"
 
@@ -29,8 +30,15 @@ class LocalExecutor:
 
         if not jobs:
             return
-        ctx = worker_start.pool_context_forking_here() or multiprocessing.get_context(
-            "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
+        ctx = worker_start.pool_context_forking_here()
+        if ctx is None:
+            # The render workers' fork server, started the way they start it if it is not
+            # running yet: the renderer preloaded, nothing imported from the working
+            # folder. A fork server started here first would have no preload, for them too.
+            worker_start.start_fork_server()
+            ctx = multiprocessing.get_context(
+                "forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                else "spawn")
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
             with worker_start.signals_held_while_forking():  # a fork, at the first submit
                 futures = {ex.submit(fn, *args): key for key, args in jobs}
