@@ -209,6 +209,27 @@ def test_compositing_stops_when_the_documents_budget_is_spent(render_pool):
                               full, lambda k, p: None, None, method, check=check)
 
 
+def test_over_is_cairos_rounded_over_for_every_colour_and_alpha():
+    """over_u8 against pixman's arithmetic written out in Python integers, for every
+    (destination value, source alpha) pair in each channel, with source colours that
+    saturate (not premultiplied) as well as premultiplied ones, on a strided view too."""
+    d, a = np.meshgrid(np.arange(256), np.arange(256))
+    d, a = d.ravel(), a.ravel()
+    dst = np.stack([d, 255 - d, d // 2, (d * 7) % 256], -1).astype(np.uint8)
+    src = np.stack([(a * d) // 255, d, 255 - a, a], -1).astype(np.uint8)
+
+    def div_255(x):
+        x = x + 128
+        return (x + (x >> 8)) >> 8
+
+    want = np.minimum(src.astype(np.int64)
+                      + div_255(dst.astype(np.int64) * (255 - a[:, None])), 255)
+    assert np.array_equal(over_u8(src, dst), want.astype(np.uint8))
+    image = dst.reshape(256, 256, 4)
+    view, over = image[3:200:2, 10:250], src.reshape(256, 256, 4)[3:200:2, 10:250]
+    assert np.array_equal(over_u8(over, view), want.reshape(256, 256, 4)[3:200:2, 10:250])
+
+
 def test_over_white_is_min_of_colour_and_alpha_plus_the_white_showing_through():
     """over_white_u8 against its definition, for every (colour, alpha) pair (premultiplied
     or not), on a (n, 4) array and on a strided view of an image."""
