@@ -135,3 +135,36 @@ def test_killed_command_leaves_no_process_behind(command, signum, tmp_path):
             except ProcessLookupError:
                 pass
         proc.stdout.close()
+
+
+def test_ctrl_c_stops_a_batch_at_once(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) ends `svgloo
+    batch` at once: the files not started are not scored first (the batch workers used to
+    take the signal as one file's failure and go on to the next file, to the end)."""
+    folder = tmp_path / "drawings"
+    folder.mkdir()
+    for i in range(12):  # a long batch: the largest corpus file, twelve times
+        (folder / f"copy-{i:02d}.svg").symlink_to(largest_corpus_file())
+    args = [sys.executable, "-m", "svgloo", "batch", str(folder), "--out",
+            str(tmp_path / "out"), "--workers", "2", "--no-proof", "--backbone", "pixel"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    pgid = proc.pid
+    try:
+        assert wait_until(lambda: render_workers(pgid) or proc.poll() is not None, 120)
+        assert proc.poll() is None, "the batch ended before it could be interrupted"
+        os.killpg(pgid, signal.SIGINT)
+        assert proc.wait(timeout=15) == 130
+        assert b"interrupted" in proc.stderr.read()
+        assert wait_until(lambda: not group_members(pgid), timeout=5), group_members(pgid)
+        results = tmp_path / "out" / "results.jsonl"
+        rows = results.read_text().splitlines() if results.exists() else []
+        assert len(rows) < 12
+    finally:
+        for pid in group_members(pgid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.stderr.close()

@@ -39,7 +39,8 @@ class LocalExecutor:
             ctx = multiprocessing.get_context(
                 "forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                 else "spawn")
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
+        ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+        try:
             with worker_start.signals_held_while_forking():  # a fork, at the first submit
                 futures = {ex.submit(fn, *args): key for key, args in jobs}
             for fut in as_completed(futures):
@@ -47,6 +48,27 @@ class LocalExecutor:
                     yield futures[fut], fut.result(), None
                 except Exception as exc:  # noqa: BLE001 - the worker process itself died
                     yield futures[fut], None, exc
+        except BaseException:
+            # Ctrl-C, or the caller stopped reading: stop now. A plain shutdown would run
+            # every job still queued first (the workers take Ctrl-C as one job's failure
+            # and go on to the next): the rest of the batch. Their render workers die with
+            # them; the rows already written stay, and a rerun resumes after them.
+            _stop_now(ex)
+            raise
+        ex.shutdown(wait=True)
+
+
+def _stop_now(ex: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and kill the pool's workers (they are ours alone)."""
+    processes = list((getattr(ex, "_processes", None) or {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        try:
+            process.kill()
+        except (OSError, ValueError):  # gone already, or closed
+            pass
+    for process in processes:
+        process.join(timeout=5)
 
 
 class RayExecutor:
