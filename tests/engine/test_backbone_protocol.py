@@ -49,3 +49,29 @@ def test_an_edit_hands_the_backbone_the_earlier_scoring_and_equals_a_cold_one():
         [u["delta"] for u in cold.result["units"]]
     assert again.result["full_score"] == cold.result["full_score"]
     assert np.array_equal(again.loo.full, cold.loo.full)
+
+
+def test_plugins_are_looked_up_once_per_process(monkeypatch):
+    """discover() scans the installed packages' metadata once per group (5-8 ms a scan,
+    once per file with --backbone auto before); each caller gets a dict of its own."""
+    from svgloo.engine import protocols
+
+    scans = []
+    real = protocols.entry_points
+
+    def counting(group):
+        scans.append(group)
+        return real(group=group)
+
+    monkeypatch.setattr(protocols, "entry_points", lambda group: counting(group))
+    protocols._entry_points.cache_clear()
+    try:
+        first = protocols.discover("svgloo.backbones")
+        assert "pixel" in first
+        first.pop("pixel")
+        again = protocols.discover("svgloo.backbones")
+        assert "pixel" in again and scans == ["svgloo.backbones"]
+        protocols.discover("svgloo.concepts")
+        assert scans == ["svgloo.backbones", "svgloo.concepts"]
+    finally:
+        protocols._entry_points.cache_clear()

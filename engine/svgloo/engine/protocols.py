@@ -12,6 +12,7 @@ A third party adds one by declaring an entry point in its own package, e.g.::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -112,7 +113,16 @@ class Grounder(Protocol):
 
 
 def discover(group: str) -> dict[str, Any]:
-    """Entry points of ``group`` by name, not yet loaded (loading may import torch)."""
+    """Entry points of ``group`` by name, not yet loaded (loading may import torch).
+    Read from the installed packages once per process: the scan of every package's
+    metadata took 5-8 ms, and ``--backbone auto`` looks for the CLIP plugin for every file
+    scored (0.4 s of a 56-file batch). A plugin installed later is seen by processes
+    started later (a running daemon: after ``svgloo daemon stop``)."""
+    return dict(_entry_points(group))
+
+
+@functools.lru_cache(maxsize=None)
+def _entry_points(group: str) -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=group)}
 
 
