@@ -53,6 +53,15 @@ def render_workers(pgid: int) -> list[int]:
     return workers
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL whatever of the group a failed test left running."""
+    for pid in group_members(pgid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -129,11 +138,7 @@ def test_killed_command_leaves_no_process_behind(command, signum, tmp_path):
                      f"{group_members(pgid)}"
         assert stdout_closes(proc, timeout=5), "a leftover process holds stdout open"
     finally:
-        for pid in group_members(pgid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_group(pgid)
         proc.stdout.close()
 
 
@@ -162,9 +167,5 @@ def test_ctrl_c_stops_a_batch_at_once(tmp_path):
         rows = results.read_text().splitlines() if results.exists() else []
         assert len(rows) < 12
     finally:
-        for pid in group_members(pgid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_group(pgid)
         proc.stderr.close()
