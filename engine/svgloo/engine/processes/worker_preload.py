@@ -17,6 +17,8 @@ import ctypes.util
 import importlib
 import sys
 
+from svgloo.engine.rendering import cairo_binding
+
 
 def _soname_from_ldconfig(name: str) -> str | None:
     """``ctypes.util.find_library`` without its fallbacks: the dynamic linker's cache only."""
@@ -27,7 +29,9 @@ def _import_cairosvg() -> None:
     """Import CairoSVG. On Linux, cairocffi asks ``find_library`` for three names of which
     two never exist there ('cairo-2', 'libcairo-2': Windows names); each miss runs gcc and
     ld (20 ms in all). They are looked up in the linker's cache only; if cairo cannot be
-    loaded that way, the import is done again the ordinary way."""
+    loaded that way, the import is done again the ordinary way. cairocffi's C declarations
+    come parsed from svgloo's cache (cairo_binding)."""
+    cairo_binding.install()
     if not (sys.platform.startswith("linux") and
             hasattr(ctypes.util, "_findSoname_ldconfig")):
         import cairosvg.parser
