@@ -59,14 +59,14 @@ class LocalExecutor:
 
 
 def _stop_now(ex: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and kill the pool's workers (they are ours alone)."""
-    processes = list((getattr(ex, "_processes", None) or {}).values())
-    ex.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        try:
-            process.kill()
-        except (OSError, ValueError):  # gone already, or closed
-            pass
+    """Kill the pool's workers (they are ours alone) and cancel what has not started, as
+    the render pool stops its own (a worker killed mid-result would otherwise leave the
+    pool's thread, and this interpreter's exit, waiting for the rest of it)."""
+    from svgloo.engine.processes.workers import (kill_executor_workers,
+                                                 shut_down_killed_executor)
+
+    processes = kill_executor_workers(ex)
+    shut_down_killed_executor(ex)
     for process in processes:
         process.join(timeout=5)
 

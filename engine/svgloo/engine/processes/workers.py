@@ -235,6 +235,47 @@ def close_all_pools() -> None:
         pool.close()
 
 
+def kill_executor_workers(ex: ProcessPoolExecutor,
+                          each: Callable[[object], object] | None = None) -> list:
+    """SIGKILL the worker processes of ``ex`` (``each(process)`` after each); returns them.
+
+    The executor starts workers on demand, inside submit and under its shutdown lock.
+    Marked shut down under that lock, it starts none after the list below is taken: a
+    worker started by a submit racing with this kill used to escape it, left for the
+    pool's own thread to stop."""
+    with getattr(ex, "_shutdown_lock", None) or contextlib.nullcontext():
+        ex._shutdown_thread = True
+        workers = list((getattr(ex, "_processes", None) or {}).values())
+    for proc in workers:
+        try:
+            proc.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+        if each is not None:
+            each(proc)
+    return workers
+
+
+def shut_down_killed_executor(ex: ProcessPoolExecutor) -> None:
+    """Shut down ``ex``, whose workers ``kill_executor_workers`` killed, without waiting:
+    its queued jobs are cancelled and its own thread is let end."""
+    results = getattr(ex, "_result_queue", None)
+    # shutdown() drops the executor's reference to its thread; close() waits for it.
+    ex._svgloo_manager = getattr(ex, "_executor_manager_thread", None)  # type: ignore[attr-defined]
+    ex.shutdown(wait=False, cancel_futures=True)
+    # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
+    # message in the result pipe; the executor's manager thread then waits for the rest
+    # forever, and so does this interpreter at exit (it joins that thread). With the
+    # workers dead, this process's copy of the pipe's write end is the last one:
+    # closing it ends that wait (EOF) and the thread winds the pool up.
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        try:
+            writer.close()
+        except OSError:
+            pass
+
+
 class RenderPool:
     """A small process pool for render jobs. Thread-safe; one instance per process is
     enough (see ``shared_pool``)."""
@@ -285,35 +326,9 @@ class RenderPool:
             return None
         if stopped:
             ex._svgloo_stopped = True  # type: ignore[attr-defined]
-        results = getattr(ex, "_result_queue", None)
-        # The executor starts workers on demand, inside submit and under its shutdown lock.
-        # Marked shut down under that lock, it starts none after the list below is taken: a
-        # worker started by a submit racing with this kill used to escape it, left for the
-        # pool's own thread to stop.
-        with getattr(ex, "_shutdown_lock", None) or contextlib.nullcontext():
-            ex._shutdown_thread = True
-            workers = list((getattr(ex, "_processes", None) or {}).values())
-        for proc in workers:
-            try:
-                proc.kill()
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-            discard_worker_stderr(proc)
+        kill_executor_workers(ex, each=discard_worker_stderr)
         self._dispatch.forget_executor(ex)
-        # shutdown() drops the executor's reference to its thread; close() waits for it.
-        ex._svgloo_manager = getattr(ex, "_executor_manager_thread", None)  # type: ignore[attr-defined]
-        ex.shutdown(wait=False, cancel_futures=True)
-        # A worker killed while sending a result (a 1536 px render is 7 MB) leaves half a
-        # message in the result pipe; the executor's manager thread then waits for the rest
-        # forever, and so does this interpreter at exit (it joins that thread). With the
-        # workers dead, this process's copy of the pipe's write end is the last one:
-        # closing it ends that wait (EOF) and the thread winds the pool up.
-        writer = getattr(results, "_writer", None)
-        if writer is not None:
-            try:
-                writer.close()
-            except OSError:
-                pass
+        shut_down_killed_executor(ex)
         return ex
 
     def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
