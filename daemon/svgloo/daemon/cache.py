@@ -26,6 +26,7 @@ from pathlib import Path
 
 from svgloo.engine.errors import SvglooError
 from svgloo.engine.reading.files import atomic_write_text, read_regular_file
+from svgloo.engine.settings import cache_dir
 
 CACHE_FORMAT = 1
 RESULT_SCHEMAS = ("svgloo.score/1", "svgloo.structure/1")
@@ -47,12 +48,7 @@ def valid_result(value) -> bool:
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("SVGLOO_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("svgloo"))
+    return cache_dir()
 
 
 def _nbytes(value) -> int:

@@ -14,11 +14,13 @@ these defaults without loading the engine.
 from __future__ import annotations
 
 import dataclasses
+import os
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from svgloo.engine.limits import DEFAULT_LIMITS, Limits
@@ -29,6 +31,18 @@ HIDDEN_DEFAULT = 0.95    # findings.py: covered share of what a unit draws alone
 # What ``svgloo fix --only`` removes (fix.py); here so the CLI builds its parser without
 # importing fix.py, which loads the renderer's side of the engine (numpy, the workers).
 FIX_KINDS = ("invisible", "specks", "hidden", "harmful")
+
+
+def cache_dir() -> Path:
+    """svgloo's cache folder: ``SVGLOO_CACHE_DIR``, else the user's cache folder for svgloo
+    (Linux: ``~/.cache/svgloo``). The daemon keeps results there, the renderer cairocffi's
+    parsed declarations (rendering/cairo_binding.py)."""
+    env = os.environ.get("SVGLOO_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("svgloo"))
 
 
 @dataclass(frozen=True)

@@ -31,17 +31,13 @@ import sys
 import types
 from pathlib import Path
 
+from svgloo.engine.settings import cache_dir
+
 MODULE_PREFIX = "_svgloo_cairocffi_"
 
 
 def cache_folder() -> Path:
-    """The daemon's result cache folder (``SVGLOO_CACHE_DIR`` or the user's cache), ``cffi``."""
-    base = os.environ.get("SVGLOO_CACHE_DIR")
-    if not base:
-        import platformdirs
-
-        base = platformdirs.user_cache_dir("svgloo")
-    return Path(base) / "cffi"
+    return cache_dir() / "cffi"
 
 
 def _headers() -> str | None:
