@@ -60,7 +60,14 @@ def _correlate_valid(a: np.ndarray, axis: int) -> np.ndarray:
     def shifted(lo: int) -> np.ndarray:
         return a[head + (slice(lo, lo + n),)]
 
-    acc = shifted(RADIUS) * _WEIGHTS[RADIUS]
+    return _weighted_taps(shifted)
+
+
+def _weighted_taps(shifted: Callable[[int], np.ndarray],
+                   out: np.ndarray | None = None) -> np.ndarray:
+    """The kernel's sum over ``shifted(lo)`` (the input's view starting at tap ``lo``), in
+    float32 as centre + pairs, into ``out`` when given."""
+    acc = np.multiply(shifted(RADIUS), _WEIGHTS[RADIUS], out=out)
     pair = np.empty_like(acc)
     for j in range(1, RADIUS + 1):
         np.add(shifted(RADIUS + j), shifted(RADIUS - j), out=pair)
@@ -103,13 +110,7 @@ def _correlate_valid_rows(a: np.ndarray) -> np.ndarray:
         return flat[lo:lo + m]
 
     out = np.empty(flat.size, np.float32)
-    acc = out[:m]
-    np.multiply(shifted(RADIUS), _WEIGHTS[RADIUS], out=acc)
-    pair = np.empty_like(acc)
-    for j in range(1, RADIUS + 1):
-        np.add(shifted(RADIUS + j), shifted(RADIUS - j), out=pair)
-        pair *= _WEIGHTS[RADIUS + j]
-        acc += pair
+    _weighted_taps(shifted, out=out[:m])
     # row r's valid outputs start at r * width (its first tap is its own first value)
     return np.ascontiguousarray(out.reshape(a.shape)[..., :width - 2 * RADIUS])
 
