@@ -189,3 +189,42 @@ def test_cli_table_and_json_show_findings(tmp_path):
     result = json.loads(proc.stdout)
     assert result["finding_thresholds"]["hidden"] == 0.99
     assert by_id(result)["under"]["findings"] == []
+
+
+class LayerCountingPool:
+    """The render pool, counting the layer texts sent to it (rendered or captured)."""
+
+    def __init__(self, pool):
+        self.pool, self.limits, self.workers = pool, pool.limits, pool.workers
+        self.layer_texts: list[str] = []
+
+    def map(self, fn, jobs, name, timeout_s=None, on_done=None):
+        if fn.__name__ == "job_render_layers":
+            self.layer_texts += [text for job in jobs for text in job[0]]
+        elif fn.__name__ == "job_capture_layers":
+            self.layer_texts += [job[0] for job in jobs]
+        return self.pool.map(fn, jobs, name, timeout_s, on_done)
+
+
+# A compound path whose second subpath starts with a relative moveto: the leave-one-out
+# draws it from a text with absolute movetos (loo.absolute_subpaths).
+RELATIVE_COMPOUND = SVG_OPEN + """
+  <rect id="back" x="0" y="0" width="384" height="60" fill="#c00"/>
+  <path id="p" d="M10 100h50v50h-50z m100 0h50v50h-50z" fill="#00c"/>
+  <rect id="top" x="0" y="300" width="30" height="30" fill="#0c0"/>
+</svg>"""
+
+
+def test_findings_draw_a_relative_compound_path_once(render_pool):
+    """Findings need the whole path's layer; the leave-one-out drew it already, from the
+    text with absolute movetos. Findings take it from the layer cache instead of drawing
+    the path a second time from the text as written."""
+    pool = LayerCountingPool(render_pool)
+    result = score_text(RELATIVE_COMPOUND, "<relative>", ScoreSettings(backbone="pixel",
+                        prove=False), pool=pool).result
+    both = [t for t in pool.layer_texts if t.count("h50v50h-50z") == 2]  # the whole path
+    assert len(both) == 1, both
+    assert "M110 100h50" in both[0]  # the text with absolute movetos, as the leave-one-out drew it
+    # and the findings are the hand-derived ones: nothing covers anything, nothing tiny
+    assert all(u["findings"] == [] for u in result["units"])
+    assert [u["footprint_pixels"] for u in result["units"]] == [384 * 60, 2500, 2500, 900]

@@ -224,7 +224,11 @@ def _score_document(doc: Document, settings: ScoreSettings = ScoreSettings(), *,
             "findings": [],  # filled in below, once every unit's footprint is known
         })
     t_findings = time.perf_counter()
-    found = find_all(units, [r["footprint_pixels"] for r in unit_rows], settings.size,
+    # The units of the text the leave-one-out drew (compound paths with absolute movetos,
+    # see loo.absolute_subpaths): their layers are the ones it drew and cached, and the
+    # subpaths it drew alone (loo.alone) come from that text too.
+    drawn = loo.texts.us if loo.texts is not None else units
+    found = find_all(drawn, [r["footprint_pixels"] for r in unit_rows], settings.size,
                      limits, pool, thresholds, layer_cache, finding, loo.alone,
                      texts=loo.texts)
     finding.finish()
