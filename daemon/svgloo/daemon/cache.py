@@ -47,10 +47,6 @@ def valid_result(value) -> bool:
                  and isinstance(value.get("summary"), dict)))
 
 
-def default_cache_dir() -> Path:
-    return cache_dir()
-
-
 def _nbytes(value) -> int:
     """Rough size of a cached value (numpy arrays, tuples of them, strings)."""
     if value is None:
@@ -139,7 +135,7 @@ class ResultCache:
 
     def __init__(self, directory: Path | str | None = None, memory_items: int = 256,
                  disk: bool = True):
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.directory = Path(directory) if directory is not None else cache_dir()
         self.results_dir = self.directory / "results"
         self.memory = LRUCache(max_items=memory_items)
         self.disk = disk
@@ -228,4 +224,4 @@ class ResultCache:
                 "rejected_entries": self.rejected, "write_error": self.write_error}
 
 
-__all__ = ["LRUCache", "ResultCache", "result_key", "default_cache_dir"]
+__all__ = ["LRUCache", "ResultCache", "result_key"]
