@@ -228,3 +228,56 @@ def test_findings_draw_a_relative_compound_path_once(render_pool):
     # and the findings are the hand-derived ones: nothing covers anything, nothing tiny
     assert all(u["findings"] == [] for u in result["units"])
     assert [u["footprint_pixels"] for u in result["units"]] == [384 * 60, 2500, 2500, 900]
+
+
+# An exporter's hidden layer (display none on the group, a child saying inline: CairoSVG
+# and resvg draw none of it) of lines and a compound path, above a visible rect that the
+# hidden shapes would cover, and a visible circle.
+HIDDEN_LAYER = SVG_OPEN + """
+  <rect id="shown" x="0" y="0" width="100" height="100" fill="#c00"/>
+  <g style="display:none">
+    <line id="h1" x1="0" y1="10" x2="100" y2="10" stroke="#000" stroke-width="4"/>
+    <g style="display:inline"><rect id="h2" x="0" y="0" width="100" height="100"/></g>
+    <path id="h3" d="M0 0h50v50h-50z M60 0h30v30h-30z" fill="#00c"/>
+  </g>
+  <circle id="dot" cx="300" cy="300" r="20" fill="#0c0"/>
+</svg>"""
+
+
+def _findings_of(text: str, pool) -> tuple[list, list[str]]:
+    """find_all's findings of ``text`` at every threshold 0 (every count shows), and the
+    layer texts it sent to the pool."""
+    from svgloo.engine.reading.document import parse_document
+
+    us = extract_units(parse_document(text, "<hidden layer>", DEFAULT_LIMITS), True)
+    counting = LayerCountingPool(pool)
+    found = find_all(us, [1] * len(us.units), 384, DEFAULT_LIMITS, counting,
+                     FindingThresholds(speck=0.0, hidden=0.0))
+    return found, counting.layer_texts
+
+
+def test_findings_do_not_draw_a_hidden_layer(render_pool, monkeypatch):
+    """Units under display none are not drawn alone: they draw nothing, which is what
+    drawing them gives (the same findings as with every unit drawn)."""
+    found, texts = _findings_of(HIDDEN_LAYER, render_pool)
+    # drawn: the rect and the circle alone, nothing of the hidden layer
+    assert len(texts) == 2
+    assert not any(f'id="h{i}"' in t for t in texts for i in (1, 2, 3))
+    # the rect is not "mostly hidden" by the shapes over it that nobody sees
+    counts = [(f[0]["drawn_pixels"], f[0]["hidden_pixels"]) if f else None for f in found]
+    assert counts[:5] == [(10000, 0), None, None, None, None]
+    assert counts[5][0] > 1200 and counts[5][1] == 0  # the circle, r 20: about 1257 px
+    import svgloo.engine.scoring.findings as findings
+
+    monkeypatch.setattr(findings, "hidden_elements", lambda us, elements: set())
+    drawn, all_texts = _findings_of(HIDDEN_LAYER, render_pool)
+    assert len(all_texts) == 2 + 4 + 1  # and the four hidden units, the path whole
+    assert drawn == found
+
+
+def test_findings_draw_hidden_shapes_a_stylesheet_could_show(render_pool):
+    """A stylesheet can say display inline where the attribute says none: then the
+    shapes are drawn to see what they draw, as before."""
+    styled = HIDDEN_LAYER.replace("<rect id=\"shown\"", "<style>circle{}</style><rect id=\"shown\"")
+    _, texts = _findings_of(styled, render_pool)
+    assert any('id="h1"' in t for t in texts)

@@ -604,10 +604,10 @@ def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, lim
     candidate is not a plain shape. One measuring pass per size over the text keeping the
     candidates' elements, kept while that text is unchanged; cheaper than drawing them
     (``_cover_holds``): nothing is rasterised but the marks' probes. Candidates that no
-    renderer draws (``_hidden``: a layer an exporter left with display="none") ink nowhere
+    renderer draws (``hidden_elements``: a layer an exporter left with display="none") ink nowhere
     and are not measured."""
     elements = {us.units[i].element for i in candidates}
-    elements -= _hidden(us, elements)
+    elements -= hidden_elements(us, elements)
     if not elements:
         return True, 0
     measured = _candidates_text(us, elements)
@@ -630,7 +630,7 @@ def _extents_clear(us: UnitSet, candidates, sizes, boxes, state: ProofState, lim
     return True, spent
 
 
-def _hidden(us: UnitSet, elements: set[int]) -> set[int]:
+def hidden_elements(us: UnitSet, elements: set[int]) -> set[int]:
     """The plain shapes of ``elements`` (``_local_elements``: none of them or their ancestors
     referenced by id, which a ``<use>`` could draw) that neither renderer draws: they or an
     ancestor say display none - the inline style's ``display`` if it has one, else the
@@ -748,7 +748,7 @@ class EarlyMeasures:
             # nothing more
             if plain == "any" and sum(key[0] == "set" for key in previous.checks) <= 1:
                 elements = {us.units[i].element for i in previous.candidates}
-                elements -= _hidden(us, elements)
+                elements -= hidden_elements(us, elements)
                 found = _candidates_text(us, elements) if elements else None
                 if found is not None and found[1] not in previous.candidate_extents:
                     self.candidate_extents = {found[1]: _measure_candidates(

@@ -37,7 +37,8 @@ from svgloo.engine.limits import Limits
 from svgloo.engine.leave_one_out.loo import CHANGED_THRESHOLD
 from svgloo.engine.wording.plain_words import hidden_note, speck_note
 from svgloo.engine.progress import Stage, WorkProgress
-from svgloo.engine.rendering.raster import Layer
+from svgloo.engine.proving.proof_reuse import hidden_elements
+from svgloo.engine.rendering.raster import NO_LAYER, Layer
 from svgloo.engine.rendering.render_jobs import job_render_layers
 from svgloo.engine.settings import HIDDEN_DEFAULT, SPECK_DEFAULT
 from svgloo.engine.result_types import Finding, MostlyHiddenFinding, SpeckFinding, UnitRow
@@ -200,11 +201,18 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
     if thresholds.hidden > 1:  # no share can reach it: skip the renders
         return unit_findings(footprint_pixels, [(0, 0)] * len(us.units), size, thresholds)
     groups = element_groups(us)
-    split = [frozenset(units) for units in groups if len(units) > 1]
-    known = alone_known or {}
+    # Units in a layer an exporter left hidden (display none on them or an ancestor, as
+    # both renderers read it) draw nothing alone and cover nothing: not drawn to see that
+    # (a hidden layer of a hundred shapes cost a hundred renders, half a file's time).
+    hidden = hidden_elements(us, {u.element for u in us.units})
+    known = dict(alone_known or {})
+    known.update((u.index, NO_LAYER) for u in us.units if u.element in hidden)
+    split = [frozenset(units) for units in groups
+             if len(units) > 1 and us.units[units[0]].element not in hidden]
     todo = [u.index for u in us.units if u.index not in known]
     stage = stage or WorkProgress(None).stage(0)
-    stage.advance(len(us.units) - len(todo))
+    hidden_wholes = sum(len(units) > 1 for units in groups) - len(split)
+    stage.advance(len(us.units) - len(todo) + hidden_wholes)  # steps: findings_steps
     layers = render_layers(us, [frozenset({k}) for k in todo] + split, size,
                            limits, pool, layer_cache, stage, texts)
     drawn = dict(zip(todo, layers))
@@ -216,7 +224,10 @@ def find_all(us: UnitSet, footprint_pixels: list[int], size: int, limits: Limits
     plain = unaffected_units(us)
     elements = []
     for units in groups:
-        layer = next(whole) if len(units) > 1 else alone[units[0]]
+        if us.units[units[0]].element in hidden:
+            layer = NO_LAYER
+        else:
+            layer = next(whole) if len(units) > 1 else alone[units[0]]
         elements.append((units, layer if all(k in plain for k in units) else None))
     return unit_findings(footprint_pixels, coverage(alone, elements, size), size, thresholds)
 
