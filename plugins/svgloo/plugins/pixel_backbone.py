@@ -475,9 +475,10 @@ def _window_inputs(x_full: np.ndarray, patch, prepared: _Prepared, at: tuple) ->
     crop = x_full[:, ey0:ey1, ex0:ex1].copy()
     y0, y1, x0, x1 = patch.box
     iy0, iy1, ix0, ix1 = max(y0, ey0), min(y1, ey1), max(x0, ex0), min(x1, ex1)
-    if iy0 < iy1 and ix0 < ix1:
-        crop[:, iy0 - ey0:iy1 - ey0, ix0 - ex0:ix1 - ex0] = _planes(
-            patch.pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0])
+    if iy0 < iy1 and ix0 < ix1:  # the patch's planes (see _planes), made in place
+        np.subtract(patch.pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0].transpose(2, 0, 1),
+                    OFFSET, out=crop[:, iy0 - ey0:iy1 - ey0, ix0 - ex0:ix1 - ex0],
+                    dtype=np.float32)
     widths = (ey0 - (dy0 - RADIUS), dy1 + RADIUS - ey1,
               ex0 - (dx0 - RADIUS), dx1 + RADIUS - ex1)
     if any(widths):  # only where the rectangle meets the image's border
