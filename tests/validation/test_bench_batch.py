@@ -16,3 +16,33 @@ def test_baseline_counts_only_the_files_the_batch_scored():
     assert (scored["images"], scored["seconds"]) == (40, 2.0)
     assert scored["images_per_s"] == 20.0
     assert baseline_of(rows, set())["images_per_s"] == 0.0
+
+
+def test_baseline_sums_cpu_seconds_of_the_same_files():
+    rows = [{"units": 10, "seconds": 1.0, "cpu_seconds": 0.5},
+            {"units": 736, "seconds": 98.0, "cpu_seconds": 90.0},
+            {"units": 30, "seconds": 1.0, "cpu_seconds": 1.5}]
+    scored = baseline_of(rows, {0, 2})
+    assert scored["cpu_s"] == 2.0
+    assert scored["images_per_cpu_s"] == 20.0
+    assert baseline_of(rows, set())["images_per_cpu_s"] == 0.0
+
+
+def test_batch_cpu_counts_the_workers_own_children():
+    """svgloo batch's CPU is in its batch workers' render workers, grandchildren of the
+    benchmark: a child that forks a busy grandchild and waits for it is charged with the
+    grandchild's CPU (getrusage of this process alone would see none of it)."""
+    import subprocess
+    import sys
+
+    from svgloo.validation.bench_batch import children_cpu_s
+
+    burn = ("import os, time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    while time.process_time() < 0.4: pass\n"
+            "    os._exit(0)\n"
+            "os.waitpid(pid, 0)\n")
+    before = children_cpu_s()
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    assert children_cpu_s() - before >= 0.4

@@ -22,6 +22,13 @@ back to back, in turn:
 It prints each run's figures and the median ratio (batch images/s / baseline images/s),
 with the machine's load before and after: on a shared machine the ratio of two
 measurements taken back to back is what holds, not either figure alone.
+
+Beside the wall-clock ratio (the bar), each run gives the CPU each side spent: the
+baseline's renders on this process's clock, the batch's whole process tree (its workers
+and their render workers, each reaped by its parent) from ``getrusage``. Images per
+CPU-second is the throughput one core gives, what sizing a cluster needs (issue 37: about
+150 a core to feed an H100); it moves less with other tenants' load than the wall does,
+as the wall of a 2-core batch loses a core's share to any other busy process.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -68,12 +76,14 @@ def baseline_file(path: Path, sample: int, size: int = DEFAULT_RENDER_SIZE) -> d
     texts = LayerTexts(us, prune_resources=False)
     step = max(1, n // sample)
     picked = list(range(0, n, step))[:sample]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in picked:
         render_rgba(texts.without(i), size, DEFAULT_LIMITS, us.doc.name)
     per_image = (time.perf_counter() - t0) / len(picked)
+    cpu_per_image = (time.process_time() - c0) / len(picked)
     return {"file": str(path), "units": n, "sampled": len(picked),
-            "per_image_s": per_image, "seconds": per_image * n}
+            "per_image_s": per_image, "seconds": per_image * n,
+            "cpu_seconds": cpu_per_image * n}
 
 
 def baseline(files: list[Path], sample: int) -> dict:
@@ -89,8 +99,17 @@ def baseline_of(rows: list[dict], scored: set[int] | None = None) -> dict:
     kept = [r for i, r in enumerate(rows) if "seconds" in r and (scored is None or i in scored)]
     images = sum(r["units"] for r in kept)
     seconds = sum(r["seconds"] for r in kept)
-    return {"images": images, "seconds": seconds,
-            "images_per_s": images / seconds if seconds else 0.0}
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in kept)
+    return {"images": images, "seconds": seconds, "cpu_s": cpu,
+            "images_per_s": images / seconds if seconds else 0.0,
+            "images_per_cpu_s": images / cpu if cpu else 0.0}
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user + system) of this process's children that have ended and been
+    waited for, and of their own waited-for descendants (getrusage's RUSAGE_CHILDREN)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def batch_run(folder: Path, workers: int, proof: bool) -> dict:
@@ -99,9 +118,9 @@ def batch_run(folder: Path, workers: int, proof: bool) -> dict:
         command = [sys.executable, "-m", "svgloo", "batch", str(folder), "--out", out,
                    "--backbone", "pixel", "--workers", str(workers),
                    "--proof" if proof else "--no-proof"]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), children_cpu_s()
         done = subprocess.run(command, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, children_cpu_s() - c0
         if done.returncode not in (0, 1):  # 1: some files were error rows
             raise SystemExit(f"svgloo batch failed ({done.returncode}): {done.stderr[-2000:]}")
         rows = [json.loads(line) for line in (Path(out) / "results.jsonl").read_text()
@@ -113,8 +132,9 @@ def batch_run(folder: Path, workers: int, proof: bool) -> dict:
     failed = [f"{Path(r['file']).name[6:]}: {(r.get('error') or {}).get('message')}"
               for r in rows if r not in ok]
     return {"files": len(rows), "ok": len(ok), "images": images, "wall_s": wall,
-            "scored": scored, "failed": failed,
+            "cpu_s": cpu, "scored": scored, "failed": failed,
             "images_per_s": images / wall if wall else 0.0,
+            "images_per_cpu_s": images / cpu if cpu else 0.0,
             "proof_s": sum(r["score"]["timings"].get("proof_s", 0.0) for r in ok),
             "stdout": done.stdout.strip().splitlines()[-2:]}
 
@@ -155,23 +175,33 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  not scored by svgloo batch (left out of both sides): {line}")
             base = baseline_of(base["rows"], set(batch["scored"]))
             ratio = batch["images_per_s"] / base["images_per_s"]
+            cpu_ratio = (batch["images_per_cpu_s"] / base["images_per_cpu_s"]
+                         if base["images_per_cpu_s"] else 0.0)
             runs.append({"baseline": base, "batch": batch, "ratio": ratio,
-                         "load": machine_load()})
+                         "cpu_ratio": cpu_ratio, "load": machine_load()})
             print(f"run {run + 1}: baseline {base['images_per_s']:.1f} images/s (1 core, "
                   f"{base['images']} images); svgloo batch "
                   f"{'--proof' if args.proof else '--no-proof'} --workers {args.workers}: "
                   f"{batch['images_per_s']:.1f} images/s ({batch['images']} images, "
                   f"{batch['ok']}/{batch['files']} files ok, {batch['wall_s']:.1f} s); "
-                  f"ratio {ratio:.1f}x; {runs[-1]['load']}", flush=True)
+                  f"ratio {ratio:.1f}x; per CPU-second {base['images_per_cpu_s']:.1f} and "
+                  f"{batch['images_per_cpu_s']:.1f} images ({batch['cpu_s']:.1f} CPU-s): "
+                  f"{cpu_ratio:.1f}x a core; {runs[-1]['load']}", flush=True)
     ratio = statistics.median(r["ratio"] for r in runs)
+    cpu_ratio = statistics.median(r["cpu_ratio"] for r in runs)
+    per_core = statistics.median(r["batch"]["images_per_cpu_s"] for r in runs)
     print(f"{len(files)} files, {runs[0]['batch']['images']} leave-one-out images: svgloo "
           f"batch makes them {ratio:.1f}x faster than one CairoSVG render per image on one "
           f"core (median of {len(runs)} runs; bar {BAR:g}x: "
           f"{'met' if ratio >= BAR else 'not met'}); {load_before} before, "
           f"{machine_load()} after")
+    print(f"per core: {per_core:.0f} leave-one-out images a CPU-second, {cpu_ratio:.1f}x "
+          f"one CairoSVG render per image (medians; the whole batch's CPU, start-up "
+          f"included)")
     if args.json:
         Path(args.json).write_text(json.dumps({"files": [str(f) for f in files],
-                                               "runs": runs, "median_ratio": ratio},
+                                               "runs": runs, "median_ratio": ratio,
+                                               "median_cpu_ratio": cpu_ratio},
                                               indent=1))
     return 0
 
