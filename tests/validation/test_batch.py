@@ -62,6 +62,42 @@ def test_batch_rows_summary_and_resume(folder, tmp_path):
     json.loads((out / RESULTS).read_text().splitlines()[-1])
 
 
+class _InOrder:
+    """An executor that runs the jobs here, one after another, noting the order."""
+
+    name = "in-order"
+
+    def __init__(self):
+        self.order: list[str] = []
+
+    def run(self, fn, jobs):
+        for key, args in jobs:
+            self.order.append(key)
+            yield key, fn(*args), None
+
+
+def test_batch_starts_the_largest_files_first(tmp_path, corpus_dir):
+    """A big file taken last would run alone while the other workers wait: the files go
+    to the executor largest first (ties in the order given), and every one gets its row."""
+    src = tmp_path / "in"
+    src.mkdir()
+    picked = {"a.svg": corpus_dir / "feather" / "bold.svg",
+              "b.svg": corpus_dir / "feather" / "italic.svg",
+              "c.svg": corpus_dir / "twemoji" / "1f307.svg",
+              "d.svg": corpus_dir / "feather" / "italic.svg"}
+    for name, path in picked.items():
+        shutil.copy(path, src / name)
+    files = [str(src / name) for name in sorted(picked)]
+    sizes = {f: (src / f).stat().st_size for f in files}
+    assert len(set(sizes.values())) == 3  # b and d are one file twice: a tie
+    executor = _InOrder()
+    counts = run_batch(files, str(tmp_path / "out"), SETTINGS, executor=executor)
+    assert executor.order == sorted(files, key=lambda f: -sizes[f])
+    assert executor.order.index(files[1]) < executor.order.index(files[3])  # tie: as given
+    assert counts["ok"] == 4
+    assert sorted(r["file"] for r in read_results(str(tmp_path / "out"))) == files
+
+
 def test_process_file_missing_file_is_an_error_row(tmp_path):
     row = process_file(str(tmp_path / "nope.svg"), SETTINGS)
     assert row["status"] == "error" and "nope.svg" in row["error"]["file"]
