@@ -139,13 +139,14 @@ def _pad(a: np.ndarray, top: int = RADIUS, bottom: int = RADIUS, left: int = RAD
 OFFSET = 128.0  # values are stored centred on 0 (see _planes)
 
 
-def _planes(image: np.ndarray) -> np.ndarray:
-    """(H, W, 3) uint8 -> (3, H, W) float32 minus OFFSET. Channel planes keep every
+def _planes(image: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(H, W, 3) uint8 -> (3, H, W) float32 minus OFFSET, into ``out`` when given (a view
+    of a window's planes: a patch's pixels written in place). Channel planes keep every
     operation below on contiguous memory; centring keeps the variances' float32 sums
     accurate (E[x^2] - E[x]^2 of values near 255 loses 4x more bits than near 128)."""
-    planes = np.ascontiguousarray(image.transpose(2, 0, 1), dtype=np.float32)
-    planes -= OFFSET
-    return planes
+    if out is None:
+        out = np.empty((image.shape[2],) + image.shape[:2], np.float32)
+    return np.subtract(image.transpose(2, 0, 1), OFFSET, out=out, dtype=np.float32)
 
 
 TILE = 64  # the reference's local statistics are computed in tiles of this many pixels
@@ -475,10 +476,9 @@ def _window_inputs(x_full: np.ndarray, patch, prepared: _Prepared, at: tuple) ->
     crop = x_full[:, ey0:ey1, ex0:ex1].copy()
     y0, y1, x0, x1 = patch.box
     iy0, iy1, ix0, ix1 = max(y0, ey0), min(y1, ey1), max(x0, ex0), min(x1, ex1)
-    if iy0 < iy1 and ix0 < ix1:  # the patch's planes (see _planes), made in place
-        np.subtract(patch.pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0].transpose(2, 0, 1),
-                    OFFSET, out=crop[:, iy0 - ey0:iy1 - ey0, ix0 - ex0:ix1 - ex0],
-                    dtype=np.float32)
+    if iy0 < iy1 and ix0 < ix1:  # the patch's planes, made in place
+        _planes(patch.pixels[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0],
+                out=crop[:, iy0 - ey0:iy1 - ey0, ix0 - ex0:ix1 - ex0])
     widths = (ey0 - (dy0 - RADIUS), dy1 + RADIUS - ey1,
               ex0 - (dx0 - RADIUS), dx1 + RADIUS - ex1)
     if any(widths):  # only where the rectangle meets the image's border
