@@ -118,17 +118,24 @@ def test_a_stale_proof_stops_when_asked(corpus_dir, render_pool):
     assert not is_proven(quick.result)
 
 
-@pytest.mark.parametrize("name, drawn", [
-    # Every unit under one mask: leave-one-out renders naively, the picture is not read.
-    ("logos/lighthouse.svg", set()),
+# A stylesheet whose selectors depend on siblings: the document is one block.
+_SIBLING_CSS = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24">'
+                '<style>circle:nth-child(3) { fill: red }</style>'
+                '<rect width="10" height="10"/><circle cx="15" cy="15" r="5"/></svg>')
+
+
+@pytest.mark.parametrize("name, text, drawn", [
+    # Leave-one-out renders naively: the picture is not read.
+    ("sibling-css.svg", _SIBLING_CSS, set()),
     # Shapes only, text rendered as written: the leave-one-out's full render is CairoSVG's.
-    ("feather/alert-octagon.svg", {"cairosvg"}),
+    ("feather/alert-octagon.svg", None, {"cairosvg"}),
 ])
 def test_a_scoring_without_the_proof_draws_only_the_pictures_it_reads(
-        corpus_dir, render_pool, name, drawn):
-    path = corpus_dir / name
-    quick = score_text(path.read_text(), str(path), _settings(render_pool, prove=False),
-                       pool=render_pool)
+        corpus_dir, render_pool, name, text, drawn):
+    if text is None:
+        text = (corpus_dir / name).read_text()
+    quick = score_text(text, name, _settings(render_pool, prove=False), pool=render_pool)
+    assert quick.loo.method == ("naive" if text is _SIBLING_CSS else "fast")
     assert set(quick.pictures._threads) == drawn
-    full = score_text(path.read_text(), str(path), _settings(render_pool), pool=render_pool)
+    full = score_text(text, name, _settings(render_pool), pool=render_pool)
     assert set(full.pictures._threads) == {"cairosvg", "resvg"}

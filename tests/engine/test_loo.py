@@ -100,7 +100,8 @@ def test_blocks_group_coupled_units():
     us = extract_units(parse_document(COUPLED, "coupled.svg"))
     blocks = {(b.lo, b.hi): b.local for b in compute_blocks(us)}
     # units: 0 bg, 1-3 opacity group, 4 masked rect, 5 path#a, 6 use, 7-8 subpaths, 9 filtered
-    # CairoSVG's masks reach outside the masked group: the whole document is one block.
+    # The mask follows its group, so CairoSVG draws it as content
+    # (blocks.resources_keep_their_place): the whole document is one block.
     assert blocks == {(0, 9): False}
     no_mask = extract_units(parse_document(COUPLED.replace(' mask="url(#m)"', ""), "c.svg"))
     blocks = {(b.lo, b.hi): b.local for b in compute_blocks(no_mask)}

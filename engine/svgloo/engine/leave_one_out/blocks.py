@@ -142,6 +142,24 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             # whole path's box, and the path is drawn whole or whole-but-one.
             ranges.append((members[0], members[-1], True))
 
+    ids: dict[str, int] = {}
+    for i, node in enumerate(doc.nodes):
+        ident = node.get("id")
+        if ident is not None:
+            ids.setdefault(ident, i)
+    if not resources_keep_their_place(doc, ids):
+        # A mask or pattern CairoSVG may draw as content (see resources_keep_their_place):
+        # only whole-document renders reproduce that.
+        ranges.append((0, n - 1, False))
+    else:
+        for resource, users in (_painters(doc, ids) or {}).items():
+            if doc.elements[resource].tag == "pattern":
+                # Each user of a pattern sees the ones drawn before it: one block.
+                drawing = [u for u in users if u in first]
+                if len(drawing) > 1:
+                    ranges.append((min(first[u] for u in drawing),
+                                   max(last[u] for u in drawing), False))
+
     # Group effects: the outermost effect ancestor's whole range is one block.
     root_index = 0
     for i, node in enumerate(doc.nodes):
@@ -149,20 +167,13 @@ def compute_blocks(us: UnitSet) -> list[Block]:
             continue
         tag = doc.elements[i].tag
         effect = _has_effect(node, tag, i == root_index, css_effects)
-        if effect == "mask":
-            # CairoSVG's masks reach outside the masked element: the canvas below it is
-            # cleared outside the mask, and a masked group draws even with nothing in
-            # it. Only whole-document renders reproduce that.
-            ranges.append((0, n - 1, False))
-        elif effect and i not in unit_of_element:  # a unit's own effects are in its layer
-            ranges.append((first[i], last[i], effect == "local"))
+        if effect and i not in unit_of_element:  # a unit's own effects are in its layer
+            # A mask (kept in its place, above) multiplies the group's picture by its
+            # own pixel by pixel: removing a member changes the group only where that
+            # member draws, so the block is local, as for opacity.
+            ranges.append((first[i], last[i], effect in ("local", "mask")))
 
     # References into drawn content.
-    ids: dict[str, int] = {}
-    for i, node in enumerate(doc.nodes):
-        ident = node.get("id")
-        if ident is not None:
-            ids.setdefault(ident, i)
     owner = _unit_owner(us)
     for i, node in enumerate(doc.nodes):
         targets = []
@@ -193,6 +204,72 @@ def compute_blocks(us: UnitSet) -> list[Block]:
         ranges.append((texts[0], texts[-1], False))
 
     return _merge(ranges, n)
+
+
+_REWRITTEN = ("mask", "pattern")  # resources CairoSVG changes as it paints with them
+_NOT_DRAWN = frozenset({"defs", "symbol", "clipPath", "mask", "pattern", "marker"})
+
+
+def _painters(doc: Document, ids: dict[str, int]) -> dict[int, list[int]] | None:
+    """Each mask and pattern element -> the elements that paint with it (``mask``,
+    ``fill``, ``stroke``, in attributes or ``style``), in document order; None when
+    the drawing may use them in ways not seen here (see resources_keep_their_place)."""
+    rewritten = {i for i, e in enumerate(doc.elements) if e.tag in _REWRITTEN}
+    if not rewritten:
+        return {}
+    css = _css_without_comments(doc)
+    if re.search(r"(?<![-\w])mask\s*:", css) or any(
+            doc.nodes[i].get("id") in set(_URL_ID.findall(css)) for i in rewritten):
+        return None  # elements a stylesheet picks are not seen here
+    painters: dict[int, list[int]] = {i: [] for i in rewritten}
+    for i, node in enumerate(doc.nodes):
+        href = href_of(node)
+        if i in rewritten and href and ids.get(href.lstrip("#")) in rewritten:
+            return None  # a mask or pattern that inherits from another
+        for value in node.attrib.values():
+            for target_id in _URL_ID.findall(value):
+                t = ids.get(target_id)
+                if t in rewritten:
+                    painters[t].append(i)
+    return painters
+
+
+def _drawn_directly(doc: Document, i: int) -> bool:
+    return not any(isinstance(a.tag, str) and doc.elements[doc.index_of(a)].tag in _NOT_DRAWN
+                   for a in doc.nodes[i].iterancestors())
+
+
+def resources_keep_their_place(doc: Document, ids: dict[str, int]) -> bool:
+    """Whether every mask and pattern of the document stays a resource in CairoSVG's
+    drawing, so that layers can be drawn apart.
+
+    CairoSVG paints with a mask or a pattern by turning its element into a group
+    (``paint_mask``, ``draw_pattern`` set its tag to ``g``) and rewriting it: a mask's
+    position set from the first element it masks, a pattern's opacity multiplied by its
+    user's, its size fixed from the first user's box. A ``<mask>`` or ``<pattern>`` that
+    follows its first user in the document outside ``<defs>`` is then drawn as content
+    when the drawing reaches it, in every render that keeps that user, even an empty
+    masked group (layer texts keep every masked group: layers.LayerTexts); a second
+    user of a mask gets the first one's position. So each mask must be used once, each
+    mask or pattern come before its users or lie in ``<defs>``, its users be drawn
+    where they are written (not only through ``<use>``), and no stylesheet may pick
+    them. Then a masked group is a local group effect like opacity, and a pattern's users
+    are coupled (compute_blocks); otherwise the document is one block.
+    tests/engine/test_mask_blocks.py checks both against naive renders of generated
+    documents."""
+    painters = _painters(doc, ids)
+    if painters is None:
+        return False
+    for resource, users in painters.items():
+        if not users:
+            continue
+        if doc.elements[resource].tag == "mask" and len(users) > 1:
+            return False
+        if any(not _drawn_directly(doc, u) for u in users):
+            return False
+        if resource > users[0] and _drawn_directly(doc, resource):
+            return False
+    return True
 
 
 def _unit_owner(us: UnitSet) -> dict[int, tuple[int, int]]:

@@ -224,10 +224,12 @@ def loo_fast(us: UnitSet, size: int = DEFAULT_RENDER_SIZE, limits: Limits = DEFA
     t0 = time.perf_counter()
     us = absolute_subpaths(us, limits)
     blocks = compute_blocks(us)
-    if len(us.units) > 1 and len(blocks) == 1 and not blocks[0].local:
-        # One block holding every unit (a mask, a filter on everything): its units can
-        # only be rendered whole-but-one, which is the naive method without the layers
-        # and composites fast would add on top.
+    if len(blocks) == 1 and not blocks[0].local:
+        # One block holding every unit (a mask drawn as content, a filter on
+        # everything): its units can only be rendered whole-but-one, which is the naive
+        # method without the layers and composites fast would add on top. So too for a
+        # single unit: what the document draws without it need not be blank (a mask
+        # CairoSVG draws as content, see blocks.resources_keep_their_place).
         result = loo_naive(us, size, limits, pool, progress)
         result.blocks = blocks
         return result
