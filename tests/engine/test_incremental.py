@@ -54,6 +54,17 @@ def test_rescoring_after_random_edits_equals_cold_scoring(corpus_dir, render_poo
     _edits_agree(path, settings, render_pool)
 
 
+@pytest.mark.parametrize("name", ["logos/react-styleguidist.svg", "logos/lighthouse.svg"])
+def test_rescoring_a_masked_logo_after_edits_equals_cold_scoring(corpus_dir, render_pool,
+                                                                 name):
+    """Masked groups are blocks of their own (blocks.resources_keep_their_place): two
+    rounds of every kind of edit, each re-scored from the run before, equal the cold
+    scoring, and the previous run is used (not every re-scoring is a cold one)."""
+    settings = ScoreSettings(backbone="pixel", size=SIZE, limits=render_pool.limits)
+    edits = _edits_agree(corpus_dir / name, settings, render_pool, rounds=2)
+    assert any(composited is not None for _, composited in edits)  # not all cold
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("name", ["logos/memgraph.svg", "noto/emoji_u1f9af.svg",
