@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 from svgloo.engine.leave_one_out.blocks import compute_blocks
@@ -26,18 +25,10 @@ from svgloo.engine.reading.document import load_document, parse_document
 from svgloo.engine.reading.units import extract_units
 
 from conftest import CORPUS
+from test_loo import TOLERANCE, _max_diff
 
-TOLERANCE = 2  # /255 per channel, as tests/engine/test_loo.py
 SIZE = 96
 COLORS = ["red", "blue", "green", "#f80", "#0af", "black", "#808", "white"]
-
-
-def _max_diff(fast, naive, n):
-    worst = int(np.abs(fast.full.astype(int) - naive.full).max())
-    for k in range(n):
-        worst = max(worst, int(np.abs(fast.image_without(k).astype(int)
-                                      - naive.image_without(k)).max()))
-    return worst
 
 
 class _Generator:
