@@ -154,9 +154,11 @@ def compute_blocks(us: UnitSet) -> list[Block]:
     else:
         for resource, users in (_painters(doc, ids) or {}).items():
             if doc.elements[resource].tag == "pattern":
-                # Each user of a pattern sees the ones drawn before it: one block.
+                # Each shape painted with a pattern sees the ones painted before it: the
+                # units under its users (a group's children inherit its fill) are one
+                # block.
                 drawing = [u for u in users if u in first]
-                if len(drawing) > 1:
+                if drawing and max(last[u] for u in drawing) > min(first[u] for u in drawing):
                     ranges.append((min(first[u] for u in drawing),
                                    max(last[u] for u in drawing), False))
 
