@@ -147,20 +147,22 @@ def compute_blocks(us: UnitSet) -> list[Block]:
         ident = node.get("id")
         if ident is not None:
             ids.setdefault(ident, i)
-    if not resources_keep_their_place(doc, ids):
+    painters = _painters(doc, ids)
+    if painters is None or not resources_keep_their_place(doc, painters):
         # A mask or pattern CairoSVG may draw as content (see resources_keep_their_place):
         # only whole-document renders reproduce that.
         ranges.append((0, n - 1, False))
     else:
-        for resource, users in (_painters(doc, ids) or {}).items():
-            if doc.elements[resource].tag == "pattern":
+        for resource, users in painters.items():
+            drawing = [u for u in users if u in first]
+            if doc.elements[resource].tag == "pattern" and drawing:
                 # Each shape painted with a pattern sees the ones painted before it: the
                 # units under its users (a group's children inherit its fill) are one
                 # block.
-                drawing = [u for u in users if u in first]
-                if drawing and max(last[u] for u in drawing) > min(first[u] for u in drawing):
-                    ranges.append((min(first[u] for u in drawing),
-                                   max(last[u] for u in drawing), False))
+                lo = min(first[u] for u in drawing)
+                hi = max(last[u] for u in drawing)
+                if hi > lo:
+                    ranges.append((lo, hi, False))
 
     # Group effects: the outermost effect ancestor's whole range is one block.
     root_index = 0
@@ -220,8 +222,9 @@ def _painters(doc: Document, ids: dict[str, int]) -> dict[int, list[int]] | None
     if not rewritten:
         return {}
     css = _css_without_comments(doc)
+    css_targets = set(_URL_ID.findall(css))
     if re.search(r"(?<![-\w])mask\s*:", css) or any(
-            doc.nodes[i].get("id") in set(_URL_ID.findall(css)) for i in rewritten):
+            doc.nodes[i].get("id") in css_targets for i in rewritten):
         return None  # elements a stylesheet picks are not seen here
     painters: dict[int, list[int]] = {i: [] for i in rewritten}
     for i, node in enumerate(doc.nodes):
@@ -241,7 +244,7 @@ def _drawn_directly(doc: Document, i: int) -> bool:
                    for a in doc.nodes[i].iterancestors())
 
 
-def resources_keep_their_place(doc: Document, ids: dict[str, int]) -> bool:
+def resources_keep_their_place(doc: Document, painters: dict[int, list[int]]) -> bool:
     """Whether every mask and pattern of the document stays a resource in CairoSVG's
     drawing, so that layers can be drawn apart.
 
@@ -258,10 +261,7 @@ def resources_keep_their_place(doc: Document, ids: dict[str, int]) -> bool:
     them. Then a masked group is a local group effect like opacity, and a pattern's users
     are coupled (compute_blocks); otherwise the document is one block.
     tests/engine/test_mask_blocks.py checks both against naive renders of generated
-    documents."""
-    painters = _painters(doc, ids)
-    if painters is None:
-        return False
+    documents. ``painters``: what _painters found (not None)."""
     for resource, users in painters.items():
         if not users:
             continue
