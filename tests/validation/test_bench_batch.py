@@ -46,3 +46,40 @@ def test_batch_cpu_counts_the_workers_own_children():
     before = children_cpu_s()
     subprocess.run([sys.executable, "-c", burn], check=True)
     assert children_cpu_s() - before >= 0.4
+
+
+def test_the_batch_runs_with_bytecode_compiled_as_an_install_has_it(monkeypatch, tmp_path):
+    """An editable checkout under PYTHONDONTWRITEBYTECODE compiles svgloo's modules in
+    every batch process; an installed copy has them compiled. The benchmark compiles them
+    where they lie (subfolders too) and runs the batch without the variable."""
+    import importlib.util
+    import os
+    import subprocess
+
+    import svgloo
+    from svgloo.validation import bench_batch
+
+    first, second = tmp_path / "a" / "svgloo", tmp_path / "b" / "svgloo"
+    (first / "deep").mkdir(parents=True)
+    second.mkdir(parents=True)
+    modules = [first / "deep" / "mod.py", second / "other.py"]
+    for module in modules:
+        module.write_text("X = 1\n")
+    monkeypatch.setattr(svgloo, "__path__", [str(first), str(second)])
+    bench_batch.compile_like_an_install()
+    assert all(os.path.exists(importlib.util.cache_from_source(str(m))) for m in modules)
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    seen = {}
+
+    def fake_run(command, **kw):
+        seen.update(kw)
+        raise SystemExit("stop here")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    try:
+        bench_batch.batch_run(tmp_path, 1, False)
+    except SystemExit:
+        pass
+    assert "PYTHONDONTWRITEBYTECODE" not in seen["env"]
+    assert seen["env"]["PATH"] == os.environ["PATH"]
