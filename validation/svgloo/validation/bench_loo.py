@@ -56,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from svgloo.engine.settings import DEFAULT_RENDER_SIZE
+from svgloo.validation.bench_batch import installed_env
 
 BANDS = [("1-19", 1, 19), ("20-99", 20, 99), (">=100", 100, 10 ** 9)]
 
@@ -242,10 +243,9 @@ def _score_process(path: Path, *extra: str) -> subprocess.CompletedProcess:
     """``svgloo score PATH --json --backbone pixel`` in a fresh process, with bytecode
     cached as after ``pip install`` (an environment that sets PYTHONDONTWRITEBYTECODE
     would make every run compile svgloo's modules again: ~0.05 s a run here)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return subprocess.run([sys.executable, "-m", "svgloo", "score", str(path), "--json",
                            "--backbone", "pixel", *extra],
-                          check=True, capture_output=True, env=env)
+                          check=True, capture_output=True, env=installed_env())
 
 
 def cli_compare(path: Path) -> dict:
@@ -388,7 +388,7 @@ def startup(runs: int = 10) -> dict:
     per step; the stamped runs also say how the render workers were started)."""
     import tempfile
 
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = installed_env()
     load_before = machine_load()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "one-unit.svg"

@@ -159,7 +159,9 @@ def run_measured(argv: list[str], timeout_s: float, interval_s: float = 0.05
     """(seconds, peak tree MB, CPU seconds of the tree, exit code or None on timeout,
     stdout, stderr) of a command, its process tree sampled every ``interval_s`` (the CPU
     time of a process is as last sampled: a little short for the very last moments)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    from svgloo.validation.bench_batch import installed_env
+
+    env = installed_env()
     t = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
